@@ -1,0 +1,62 @@
+// Remembers, per (organisation, Idempotency-Key), the request it was first used with and what came
+// of it, for 24 hours, so a retried send replays its first answer instead of sending twice.
+import { Clock, Context, Duration, Effect, Layer } from "effect"
+import type { SendEmailResponse } from "./Wire.js"
+
+export interface Scope {
+  readonly orgId: string
+  readonly key: string
+}
+
+/** What is recorded under a key. `fingerprint` identifies the request body it was first used with. */
+export type Entry =
+  /** The first request is still running. */
+  | { readonly _tag: "InFlight"; readonly fingerprint: string }
+  /** The first request sent its message; this is its response. */
+  | { readonly _tag: "Completed"; readonly fingerprint: string; readonly response: SendEmailResponse }
+  /** The first request failed after the provider may have accepted it: whether it was sent is unknown. */
+  | { readonly _tag: "Uncertain"; readonly fingerprint: string }
+
+export interface IdempotencyStore {
+  /**
+   * Records `InFlight` under the key if nothing live is recorded there, and answers `undefined`;
+   * otherwise answers what is recorded, and changes nothing.
+   */
+  readonly reserve: (scope: Scope, fingerprint: string) => Effect.Effect<Entry | undefined>
+  /** Replaces the in-flight entry with the outcome, for the rest of the retention period. */
+  readonly complete: (scope: Scope, entry: Entry) => Effect.Effect<void>
+  /** Forgets the key: the request failed without sending, so the key may be used again. */
+  readonly release: (scope: Scope) => Effect.Effect<void>
+}
+
+export const IdempotencyStore: Context.Service<IdempotencyStore, IdempotencyStore> = Context.Service(
+  "@mailroom/core/IdempotencyStore"
+)
+
+export const defaultRetention: Duration.Duration = Duration.hours(24)
+
+/** A single-process store. Several instances behind one API need a shared store instead. */
+export const makeMemory = (options: { readonly retention?: Duration.Input } = {}): IdempotencyStore => {
+  const retention = Duration.toMillis(Duration.fromInputUnsafe(options.retention ?? defaultRetention))
+  const entries = new Map<string, { readonly entry: Entry; readonly expiresAt: number }>()
+  const id = (scope: Scope) => JSON.stringify([scope.orgId, scope.key])
+  const sweep = (now: number) => {
+    for (const [key, value] of entries) if (value.expiresAt <= now) entries.delete(key)
+  }
+  return {
+    reserve: (scope, fingerprint) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        sweep(now)
+        const live = entries.get(id(scope))
+        if (live !== undefined) return live.entry
+        entries.set(id(scope), { entry: { _tag: "InFlight", fingerprint }, expiresAt: now + retention })
+        return undefined
+      }),
+    complete: (scope, entry) =>
+      Effect.map(Clock.currentTimeMillis, (now) => void entries.set(id(scope), { entry, expiresAt: now + retention })),
+    release: (scope) => Effect.sync(() => void entries.delete(id(scope)))
+  }
+}
+
+export const layerMemory = (options: { readonly retention?: Duration.Input } = {}): Layer.Layer<IdempotencyStore> =>
+  Layer.sync(IdempotencyStore, () => makeMemory(options))

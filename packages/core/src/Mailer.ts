@@ -1,0 +1,261 @@
+// The send operation of the API: validates a request, applies the organisation's sender domains and
+// the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
+import { createHash } from "node:crypto"
+import { Context, Duration, Effect, Exit, Layer, Random } from "effect"
+import { domainOf } from "./internal/address.js"
+import { extensionOf } from "./internal/filename.js"
+import { isOwnKey } from "./Attachments.js"
+import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
+import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
+import { Conflict, ValidationError } from "./MailroomError.js"
+import { ObjectStore, type ObjectInfo, type ObjectStoreError } from "./ObjectStore.js"
+import { Organizations, type Principal } from "./Organizations.js"
+import { ProviderError, SenderNotVerified } from "./ProviderError.js"
+import * as Wire from "./Wire.js"
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. Default 3. */
+  readonly maxAttempts?: number
+  /** Delay before the first retry, doubled each time, with jitter. Default 250 ms. */
+  readonly baseDelay?: Duration.Input
+  /** No single wait is longer; a provider asking for a longer Retry-After gets the error back instead. Default 5 s. */
+  readonly maxDelay?: Duration.Input
+}
+
+export interface Config {
+  readonly retry?: RetryPolicy
+}
+
+export interface SendOptions {
+  /** Same key and same request within 24 h: the first response again, nothing sent. */
+  readonly idempotencyKey?: string
+}
+
+export interface SendOutcome {
+  readonly response: Wire.SendEmailResponse
+  /** True when this is the stored response of an earlier request with the same Idempotency-Key. */
+  readonly replayed: boolean
+}
+
+export type SendError = ValidationError | ProviderError | Conflict | ObjectStoreError
+
+export interface Mailer {
+  readonly send: (
+    principal: Principal,
+    request: typeof Wire.SendEmailRequest.Encoded,
+    options?: SendOptions
+  ) => Effect.Effect<SendOutcome, SendError>
+}
+
+export const Mailer: Context.Service<Mailer, Mailer> = Context.Service("@mailroom/core/Mailer")
+
+const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
+const utf8Length = (s: string | undefined) => (s === undefined ? 0 : new TextEncoder().encode(s).byteLength)
+
+/** Order-independent JSON, so `{a, b}` and `{b, a}` are the same request. */
+const canonical = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(",")}]`
+    : typeof value === "object" && value !== null
+      ? `{${Object.keys(value)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+          .join(",")}}`
+      : JSON.stringify(value)
+
+const fingerprintOf = (request: Wire.SendEmailRequest) => createHash("sha256").update(canonical(request)).digest("hex")
+
+export const make = Effect.fnUntraced(function* (config: Config = {}) {
+  const provider = yield* EmailProvider
+  const store = yield* ObjectStore
+  const organizations = yield* Organizations
+  const idempotency = yield* IdempotencyStore
+  const decodeRequest = Wire.decode(Wire.SendEmailRequest)
+  const maxAttempts = config.retry?.maxAttempts ?? 3
+  const baseDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.baseDelay ?? "250 millis"))
+  const maxDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.maxDelay ?? "5 seconds"))
+  const { limits } = provider
+
+  /** Every problem with the request that needs no provider: one message each. */
+  const check = (principal: Principal, request: Wire.SendEmailRequest) =>
+    Effect.gen(function* () {
+      const errors: Array<string> = []
+      const attachments = request.attachments ?? []
+      const recipients = request.to.length + (request.cc?.length ?? 0) + (request.bcc?.length ?? 0)
+      if (recipients > limits.maxRecipients) {
+        errors.push(
+          `to: the message has ${recipients} recipients across to, cc and bcc; the provider accepts at most ${limits.maxRecipients}`
+        )
+      }
+      const forbidden = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
+      attachments.forEach((a, i) => {
+        const extension = extensionOf(a.filename)
+        if (forbidden.has(extension)) {
+          errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
+        }
+        if (!isOwnKey(principal, a.key)) {
+          errors.push(`attachments[${i}].key: is not an attachment of this organization`)
+        }
+      })
+      // Only the caller's own keys are looked up: another organisation's key reveals nothing.
+      const infos = yield* Effect.forEach(
+        attachments,
+        (a) =>
+          isOwnKey(principal, a.key)
+            ? store.head(a.key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.succeed(undefined)))
+            : Effect.succeed(undefined),
+        { concurrency: 8 }
+      )
+      let size = utf8Length(request.body.html) + utf8Length(request.body.text)
+      infos.forEach((info, i) => {
+        if (info === undefined) {
+          if (isOwnKey(principal, attachments[i]?.key ?? "")) {
+            errors.push(`attachments[${i}].key: no file has been uploaded under this key`)
+          }
+        } else size += base64Length(info.size)
+      })
+      if (size > limits.maxMessageBytes) {
+        errors.push(
+          `attachments: the message is ${size} bytes with attachments base64-encoded; the provider accepts at most ${limits.maxMessageBytes}`
+        )
+      }
+      if (errors.length > 0) return yield* new ValidationError({ errors })
+      return infos as ReadonlyArray<ObjectInfo>
+    })
+
+  const checkSender = (principal: Principal, from: string) =>
+    Effect.gen(function* () {
+      const domain = domainOf(from)
+      const verified = yield* organizations.verifiedDomains(principal)
+      if (!verified.some((v) => domain === v || domain.endsWith(`.${v}`))) {
+        return yield* new ProviderError({
+          provider: "mailroom",
+          reason: new SenderNotVerified({
+            message: `the domain of ${from} is not a verified domain of this organization`,
+            sender: from
+          })
+        })
+      }
+    })
+
+  const load = (request: Wire.SendEmailRequest, infos: ReadonlyArray<ObjectInfo>) =>
+    Effect.forEach(
+      request.attachments ?? [],
+      (a, i): Effect.Effect<OutboundAttachment, ValidationError | ObjectStoreError> =>
+        store.get(a.key).pipe(
+          Effect.map((content) => ({
+            filename: a.filename,
+            contentType: a.content_type ?? infos[i]?.contentType ?? "application/octet-stream",
+            content
+          })),
+          Effect.catchTag("ObjectNotFound", () =>
+            Effect.fail(new ValidationError({ errors: [`attachments[${i}].key: no file has been uploaded under this key`] }))
+          )
+        ),
+      { concurrency: 4 }
+    )
+
+  /** Retries only what the provider certainly did not accept, waiting longer each time. */
+  const sendWithRetries = (email: OutboundEmail) => {
+    const attempt = (n: number): Effect.Effect<{ readonly messageId: string }, ProviderError> =>
+      provider.send(email).pipe(
+        Effect.catchTag("ProviderError", (error: ProviderError) =>
+          Effect.gen(function* () {
+            if (!error.isRetryable || n >= maxAttempts) return yield* error
+            const backoff = Math.min(maxDelay, baseDelay * 2 ** (n - 1))
+            const jittered = backoff / 2 + (yield* Random.next) * (backoff / 2)
+            const asked = error.reason._tag === "RateLimited" && error.reason.retryAfter !== undefined
+              ? Duration.toMillis(error.reason.retryAfter)
+              : 0
+            if (asked > maxDelay) return yield* error
+            yield* Effect.sleep(Duration.millis(Math.max(jittered, asked)))
+            return yield* attempt(n + 1)
+          })
+        )
+      )
+    return attempt(1)
+  }
+
+  const deliver = (principal: Principal, request: Wire.SendEmailRequest) =>
+    Effect.gen(function* () {
+      const infos = yield* check(principal, request)
+      yield* checkSender(principal, request.from)
+      const attachments = yield* load(request, infos)
+      const { messageId } = yield* sendWithRetries({
+        from: request.from_name === undefined ? { address: request.from } : { address: request.from, name: request.from_name },
+        to: request.to,
+        cc: request.cc ?? [],
+        bcc: request.bcc ?? [],
+        replyTo: request.reply_to ?? [],
+        subject: request.subject,
+        ...(request.body.html ? { html: request.body.html } : {}),
+        ...(request.body.text ? { text: request.body.text } : {}),
+        attachments
+      })
+      const response: Wire.SendEmailResponse = {
+        message_id: messageId,
+        from: request.from,
+        to: request.to,
+        subject: request.subject,
+        attachments: (request.attachments ?? []).map((a) => a.key)
+      }
+      return response
+    })
+
+  const withIdempotency = (principal: Principal, scope: Scope, request: Wire.SendEmailRequest) =>
+    Effect.gen(function* () {
+      const fingerprint = fingerprintOf(request)
+      const existing = yield* idempotency.reserve(scope, fingerprint)
+      if (existing !== undefined) {
+        if (existing.fingerprint !== fingerprint) {
+          return yield* new Conflict({ message: "this Idempotency-Key was already used with another request" })
+        }
+        switch (existing._tag) {
+          case "Completed":
+            return { response: existing.response, replayed: true }
+          case "InFlight":
+            return yield* new Conflict({ message: "a request with this Idempotency-Key is still being processed" })
+          case "Uncertain":
+            return yield* new Conflict({
+              message:
+                "the first request with this Idempotency-Key failed after the provider may have accepted it; check whether it was delivered before sending again under a new key"
+            })
+        }
+      }
+      return yield* deliver(principal, request).pipe(
+        Effect.onExit((exit) => {
+          if (Exit.isSuccess(exit)) return idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value })
+          const failure = Exit.findErrorOption(exit)
+          const uncertain =
+            failure._tag === "Some" &&
+            failure.value._tag === "ProviderError" &&
+            failure.value.reason._tag === "Unavailable" &&
+            failure.value.reason.possiblySent
+          return uncertain ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint }) : idempotency.release(scope)
+        }),
+        Effect.map((response) => ({ response, replayed: false }))
+      )
+    })
+
+  return Mailer.of({
+    send: (principal, input, options = {}) =>
+      Effect.gen(function* () {
+        const { idempotencyKey } = options
+        if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,256}$/.test(idempotencyKey)) {
+          return yield* new ValidationError({
+            errors: ["Idempotency-Key: must be 1 to 256 visible ASCII characters"]
+          })
+        }
+        const request = yield* decodeRequest(input)
+        if (idempotencyKey === undefined) {
+          return { response: yield* deliver(principal, request), replayed: false }
+        }
+        return yield* withIdempotency(principal, { orgId: principal.orgId, key: idempotencyKey }, request)
+      })
+  })
+})
+
+export const layer = (
+  config: Config = {}
+): Layer.Layer<Mailer, never, EmailProvider | ObjectStore | Organizations | IdempotencyStore> =>
+  Layer.effect(Mailer, make(config))

@@ -1,0 +1,100 @@
+// Everything wired together: one layer for Effect users, and a Promise facade for backends that do
+// not use Effect, whose methods reject with the same typed errors.
+import { Effect, Layer, ManagedRuntime } from "effect"
+import * as Attachments from "./Attachments.js"
+import type { EmailProvider } from "./EmailProvider.js"
+import * as IdempotencyStore from "./IdempotencyStore.js"
+import * as Mailer from "./Mailer.js"
+import type { ObjectStore } from "./ObjectStore.js"
+import { Organizations, type Principal } from "./Organizations.js"
+import type { NotFound, Unauthorized } from "./MailroomError.js"
+import type * as Wire from "./Wire.js"
+
+export interface Options {
+  readonly provider: Layer.Layer<EmailProvider>
+  readonly store: Layer.Layer<ObjectStore>
+  readonly organizations: Layer.Layer<Organizations>
+  /** Default: in memory, for a single instance. */
+  readonly idempotency?: Layer.Layer<IdempotencyStore.IdempotencyStore>
+  readonly attachments?: Attachments.Config
+  readonly mailer?: Mailer.Config
+}
+
+export type Services = Mailer.Mailer | Attachments.Attachments | Organizations
+
+/** Mailer, Attachments and Organizations from the given provider, store and organisations. */
+export const layer = (options: Options): Layer.Layer<Services> => {
+  const base = Layer.mergeAll(
+    options.provider,
+    options.store,
+    options.organizations,
+    options.idempotency ?? IdempotencyStore.layerMemory()
+  )
+  return Layer.mergeAll(Mailer.layer(options.mailer), Attachments.layer(options.attachments)).pipe(
+    Layer.provideMerge(base)
+  ) as Layer.Layer<Services>
+}
+
+/** Who a call is made for: an organisation id for trusted in-process callers, or a credential to check. */
+export type Caller =
+  | { readonly orgId: string }
+  | { readonly apiKey: string }
+  | { readonly accessToken: string }
+
+export interface Client {
+  readonly send: (
+    caller: Caller,
+    request: typeof Wire.SendEmailRequest.Encoded,
+    options?: Mailer.SendOptions
+  ) => Promise<Mailer.SendOutcome>
+  readonly presign: (caller: Caller, request: typeof Wire.PresignRequest.Encoded) => Promise<Wire.PresignResponse>
+  readonly download: (
+    caller: Caller,
+    target: { readonly key: string } | { readonly attachmentId: string }
+  ) => Promise<Wire.DownloadResponse>
+  readonly delete: (
+    caller: Caller,
+    target: { readonly key: string } | { readonly attachmentId: string }
+  ) => Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
+  /** Releases what the layers hold (clients, connections). */
+  readonly dispose: () => Promise<void>
+}
+
+const principal = (caller: Caller): Effect.Effect<Principal, NotFound | Unauthorized, Organizations> =>
+  Effect.flatMap(Organizations, (organizations): Effect.Effect<Principal, NotFound | Unauthorized> =>
+    "orgId" in caller
+      ? organizations.find(caller.orgId)
+      : "apiKey" in caller
+        ? organizations.authenticate({ kind: "apiKey", value: caller.apiKey })
+        : organizations.authenticate({ kind: "accessToken", value: caller.accessToken })
+  )
+
+/**
+ * A Promise client. Each method rejects with the typed error of the operation (ValidationError,
+ * NotFound, ProviderError...), which `isMailroomError` and `isProviderError` recognise.
+ */
+export const make = (options: Options): Client => {
+  const runtime = ManagedRuntime.make(layer(options))
+  const as = <A, E>(caller: Caller, f: (p: Principal) => Effect.Effect<A, E, Services>) =>
+    runtime.runPromise(Effect.flatMap(principal(caller), f))
+  return {
+    send: (caller, request, sendOptions) =>
+      as(caller, (p) => Effect.flatMap(Mailer.Mailer, (m) => m.send(p, request, sendOptions))),
+    presign: (caller, request) =>
+      as(caller, (p) => Effect.flatMap(Attachments.Attachments, (a) => a.presign(p, request))),
+    download: (caller, target) =>
+      as(caller, (p) =>
+        Effect.flatMap(Attachments.Attachments, (a) =>
+          "key" in target ? a.download(p, target.key) : a.downloadById(p, target.attachmentId)
+        )
+      ),
+    delete: (caller, target) =>
+      as(caller, (p) =>
+        Effect.flatMap(Attachments.Attachments, (a): Effect.Effect<
+          Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse,
+          unknown
+        > => ("key" in target ? a.delete(p, target.key) : a.deleteById(p, target.attachmentId)))
+      ),
+    dispose: () => runtime.dispose()
+  }
+}

@@ -1,0 +1,157 @@
+// The storage interface mailroom keeps attachments in: presigned URLs for direct uploads and
+// downloads, plus head/get/delete. Adapters (S3, GCS, local disk) implement it; this module also holds the memory store.
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { Context, Data, Effect, Layer } from "effect"
+
+export interface PresignPutOptions {
+  readonly key: string
+  /** The upload must carry exactly this `Content-Type`; the store refuses any other. */
+  readonly contentType: string
+  /** Lifetime of the URL in seconds. */
+  readonly expiresIn: number
+  /** When given, the upload must be exactly this many bytes. */
+  readonly contentLength?: number
+}
+
+export interface PresignGetOptions {
+  readonly key: string
+  /** Lifetime of the URL in seconds. */
+  readonly expiresIn: number
+  /** When given, the download is offered under this file name (`Content-Disposition: attachment`). */
+  readonly filename?: string
+}
+
+export interface ObjectInfo {
+  readonly size: number
+  readonly contentType: string
+}
+
+/** Nothing is stored under the key. */
+export class ObjectNotFound extends Data.TaggedError("ObjectNotFound")<{ readonly key: string }> {
+  override get message(): string {
+    return `no object is stored under ${this.key}`
+  }
+}
+
+/** The store refused or failed: `AccessDenied` (credentials, policy), `Unavailable` (unreachable, 5xx), `Unknown`. */
+export class ObjectStoreError extends Data.TaggedError("ObjectStoreError")<{
+  readonly reason: "AccessDenied" | "Unavailable" | "Unknown"
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+export interface ObjectStore {
+  readonly presignPut: (options: PresignPutOptions) => Effect.Effect<string, ObjectStoreError>
+  readonly presignGet: (options: PresignGetOptions) => Effect.Effect<string, ObjectStoreError>
+  readonly head: (key: string) => Effect.Effect<ObjectInfo, ObjectNotFound | ObjectStoreError>
+  readonly get: (key: string) => Effect.Effect<Uint8Array, ObjectNotFound | ObjectStoreError>
+  readonly put: (key: string, content: Uint8Array, contentType: string) => Effect.Effect<void, ObjectStoreError>
+  readonly delete: (key: string) => Effect.Effect<void, ObjectNotFound | ObjectStoreError>
+}
+
+export const ObjectStore: Context.Service<ObjectStore, ObjectStore> = Context.Service("@mailroom/core/ObjectStore")
+
+/**
+ * A `Content-Disposition: attachment` value for a file name (RFC 6266): an ASCII fallback in
+ * `filename` and the exact name, UTF-8 percent-encoded, in `filename*`.
+ */
+export const contentDisposition = (filename: string): string => {
+  const fallback = filename.normalize("NFKD").replace(/[^\x20-\x7e]|["\\%]/g, "_")
+  const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`
+}
+
+// --- memory -------------------------------------------------------------------------------------
+
+/** A memory store, and the `fetch` that serves its presigned URLs as a real store would. */
+export interface MemoryObjectStore extends ObjectStore {
+  readonly fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+}
+
+const memoryOrigin = "http://memory.mailroom.invalid"
+
+const refuse = (status: number, message: string) =>
+  new Response(JSON.stringify({ message }), { status, headers: { "content-type": "application/json" } })
+
+/**
+ * An ObjectStore in memory that behaves like a private bucket: it keeps real bytes, and its URLs
+ * are HMAC-signed over method, key, content type, length and expiry, so an upload with another
+ * `Content-Type`, another length, a tampered signature or an expired URL is refused.
+ */
+export const makeMemory = (): MemoryObjectStore => {
+  const objects = new Map<string, { readonly content: Uint8Array; readonly contentType: string }>()
+  const secret = crypto.getRandomValues(new Uint8Array(32))
+  const sign = (fields: ReadonlyArray<string>) => createHmac("sha256", secret).update(fields.join("\n")).digest("hex")
+  const presign = (method: "PUT" | "GET", key: string, expiresIn: number, bound: Record<string, string>) => {
+    const expires = String(Math.floor(Date.now() / 1000) + expiresIn)
+    const url = new URL(`${memoryOrigin}/${encodeURIComponent(key)}`)
+    for (const [name, value] of Object.entries(bound)) url.searchParams.set(name, value)
+    url.searchParams.set("expires", expires)
+    url.searchParams.set("signature", sign([method, key, expires, ...Object.entries(bound).flat()]))
+    return url.toString()
+  }
+
+  const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init)
+    const url = new URL(request.url)
+    if (url.origin !== memoryOrigin) return refuse(404, "not a memory store URL")
+    const key = decodeURIComponent(url.pathname.slice(1))
+    const params = new URLSearchParams(url.search)
+    const signature = params.get("signature") ?? ""
+    const expires = params.get("expires") ?? ""
+    params.delete("signature")
+    params.delete("expires")
+    const bound = Object.fromEntries(params)
+    const expected = Buffer.from(sign([request.method, key, expires, ...Object.entries(bound).flat()]))
+    const given = Buffer.from(signature)
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse(403, "signature does not match")
+    if (Number(expires) * 1000 < Date.now()) return refuse(403, "URL has expired")
+    if (request.method === "GET") {
+      const object = objects.get(key)
+      if (object === undefined) return refuse(404, "no such key")
+      const headers = new Headers({ "content-type": object.contentType })
+      if (bound["response-content-disposition"]) headers.set("content-disposition", bound["response-content-disposition"])
+      return new Response(object.content.slice(), { status: 200, headers })
+    }
+    // PUT: the signature covers the content type and length it was issued for.
+    if (request.headers.get("content-type") !== bound["content-type"]) return refuse(403, "Content-Type is not the one signed")
+    const content = new Uint8Array(await request.arrayBuffer())
+    if (bound["content-length"] !== undefined && String(content.byteLength) !== bound["content-length"]) {
+      return refuse(403, "Content-Length is not the one signed")
+    }
+    objects.set(key, { content, contentType: bound["content-type"] ?? "application/octet-stream" })
+    return new Response(null, { status: 200 })
+  }
+
+  const find = (key: string) =>
+    Effect.suspend(() => {
+      const object = objects.get(key)
+      return object === undefined ? Effect.fail(new ObjectNotFound({ key })) : Effect.succeed(object)
+    })
+
+  return {
+    fetch,
+    presignPut: ({ key, contentType, expiresIn, contentLength }) =>
+      Effect.sync(() =>
+        presign("PUT", key, expiresIn, {
+          "content-type": contentType,
+          ...(contentLength === undefined ? {} : { "content-length": String(contentLength) })
+        })
+      ),
+    presignGet: ({ key, expiresIn, filename }) =>
+      Effect.sync(() =>
+        presign(
+          "GET",
+          key,
+          expiresIn,
+          filename === undefined ? {} : { "response-content-disposition": contentDisposition(filename) }
+        )
+      ),
+    head: (key) => Effect.map(find(key), (o) => ({ size: o.content.byteLength, contentType: o.contentType })),
+    get: (key) => Effect.map(find(key), (o) => o.content.slice()),
+    put: (key, content, contentType) => Effect.sync(() => void objects.set(key, { content: content.slice(), contentType })),
+    delete: (key) => Effect.flatMap(find(key), () => Effect.sync(() => void objects.delete(key)))
+  }
+}
+
+export const layerMemory: Layer.Layer<ObjectStore> = Layer.sync(ObjectStore, makeMemory)

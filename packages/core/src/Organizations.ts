@@ -1,0 +1,113 @@
+// Who is calling: resolves an API key or bearer token to an organisation, and says which sender
+// domains that organisation may send from. The static layer reads them from configuration.
+import { createHash, timingSafeEqual } from "node:crypto"
+import { Context, Effect, Layer } from "effect"
+import { asciiDomain } from "./internal/address.js"
+import { NotFound, Unauthorized } from "./MailroomError.js"
+
+export interface Principal {
+  readonly orgId: string
+  readonly slug: string
+}
+
+export type Credential =
+  | { readonly kind: "apiKey"; readonly value: string }
+  | { readonly kind: "accessToken"; readonly value: string }
+
+export interface Organizations {
+  readonly authenticate: (credential: Credential) => Effect.Effect<Principal, Unauthorized>
+  /** For in-process callers that already know which organisation they act for. */
+  readonly find: (orgId: string) => Effect.Effect<Principal, NotFound>
+  /** ASCII, lower-case domains the organisation may send from, `{slug}.{serviceDomain}` included. */
+  readonly verifiedDomains: (principal: Principal) => Effect.Effect<ReadonlyArray<string>>
+}
+
+export const Organizations: Context.Service<Organizations, Organizations> = Context.Service(
+  "@mailroom/core/Organizations"
+)
+
+export interface OrganizationConfig {
+  /** Used in storage keys: letters, digits, `_` and `-`. */
+  readonly id: string
+  /** A DNS label: the organisation always may send from `{slug}.{serviceDomain}`. */
+  readonly slug: string
+  readonly verifiedDomains?: ReadonlyArray<string>
+  /** Plain keys, or `sha256:<hex>` of a key so configuration need not hold the key itself. */
+  readonly apiKeys?: ReadonlyArray<string>
+  readonly accessTokens?: ReadonlyArray<string>
+}
+
+export interface StaticOptions {
+  readonly serviceDomain: string
+  readonly organizations: ReadonlyArray<OrganizationConfig>
+}
+
+const sha256 = (value: string) => createHash("sha256").update(value, "utf8").digest()
+
+const digestOf = (entry: string): Buffer => {
+  const hashed = /^sha256:([0-9a-fA-F]{64})$/.exec(entry)
+  return hashed?.[1] !== undefined ? Buffer.from(hashed[1], "hex") : sha256(entry)
+}
+
+/**
+ * Organisations from configuration. Credentials are kept only as SHA-256 digests and compared in
+ * constant time against every entry, so neither timing nor a memory dump gives a key away.
+ * Throws on an invalid configuration (bad id or slug, a credential used twice).
+ */
+export const makeStatic = (options: StaticOptions): Organizations => {
+  const serviceDomain = asciiDomain(options.serviceDomain)
+  if (serviceDomain === undefined) throw new Error(`serviceDomain: "${options.serviceDomain}" is not a domain name`)
+  const credentials: Array<{ readonly kind: Credential["kind"]; readonly digest: Buffer; readonly principal: Principal }> = []
+  const principals = new Map<string, { readonly principal: Principal; readonly domains: ReadonlyArray<string> }>()
+  for (const [i, org] of options.organizations.entries()) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(org.id)) {
+      throw new Error(`organizations[${i}].id: must be 1-64 letters, digits, "_" or "-"`)
+    }
+    if (!/^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(org.slug)) {
+      throw new Error(`organizations[${i}].slug: must be a lower-case DNS label`)
+    }
+    if (principals.has(org.id)) throw new Error(`organizations[${i}].id: "${org.id}" is used twice`)
+    const domains = (org.verifiedDomains ?? []).map((domain, j) => {
+      const ascii = asciiDomain(domain)
+      if (ascii === undefined) throw new Error(`organizations[${i}].verifiedDomains[${j}]: not a domain name`)
+      return ascii
+    })
+    const principal: Principal = { orgId: org.id, slug: org.slug }
+    principals.set(org.id, { principal, domains: [...domains, `${org.slug}.${serviceDomain}`] })
+    for (const [kind, list] of [["apiKey", org.apiKeys], ["accessToken", org.accessTokens]] as const) {
+      for (const entry of list ?? []) {
+        const digest = digestOf(entry)
+        if (credentials.some((c) => c.digest.equals(digest))) {
+          throw new Error(`organizations[${i}]: a credential is configured twice`)
+        }
+        credentials.push({ kind, digest, principal })
+      }
+    }
+  }
+
+  return {
+    authenticate: (credential) =>
+      Effect.suspend(() => {
+        const digest = sha256(credential.value)
+        let found: Principal | undefined
+        // No early exit: every entry is compared, whichever matches.
+        for (const entry of credentials) {
+          if (timingSafeEqual(entry.digest, digest) && entry.kind === credential.kind) found = entry.principal
+        }
+        return found === undefined
+          ? Effect.fail(new Unauthorized({ message: "missing, invalid or revoked credential" }))
+          : Effect.succeed(found)
+      }),
+    find: (orgId) =>
+      Effect.suspend(() => {
+        const entry = principals.get(orgId)
+        return entry === undefined
+          ? Effect.fail(new NotFound({ message: `no organization ${orgId}` }))
+          : Effect.succeed(entry.principal)
+      }),
+    verifiedDomains: (principal) => Effect.sync(() => principals.get(principal.orgId)?.domains ?? [])
+  }
+}
+
+export const layerStatic = (options: StaticOptions): Layer.Layer<Organizations> =>
+  Layer.sync(Organizations, () => makeStatic(options))

@@ -1,0 +1,30 @@
+// Email address rules: addr-spec only (no display names), ASCII dot-atom local part, a domain that
+// may be internationalised, at most 254 characters, never a control character.
+import { domainToASCII } from "node:url"
+
+const localPart = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/
+const asciiLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
+const control = /\p{Cc}/u
+
+/** The domain in its ASCII (punycode) form, lower-cased; undefined when it is not a valid host name. */
+export const asciiDomain = (domain: string): string | undefined => {
+  if (domain === "" || control.test(domain) || /[\s@/\\[\]]/.test(domain)) return undefined
+  const ascii = domainToASCII(domain)
+  if (ascii === "" || ascii.length > 253) return undefined
+  const labels = ascii.split(".")
+  if (labels.length < 2 || !labels.every((label) => asciiLabel.test(label))) return undefined
+  // A top-level domain is never all digits: this also refuses bare IPv4 addresses.
+  if (/^[0-9]+$/.test(labels[labels.length - 1] ?? "")) return undefined
+  return ascii
+}
+
+export const isEmailAddress = (value: string): boolean => {
+  if (value.length > 254 || control.test(value)) return false
+  const at = value.lastIndexOf("@")
+  if (at <= 0) return false
+  const local = value.slice(0, at)
+  return local.length <= 64 && localPart.test(local) && asciiDomain(value.slice(at + 1)) !== undefined
+}
+
+/** The ASCII domain of a valid address. */
+export const domainOf = (address: string): string => asciiDomain(address.slice(address.lastIndexOf("@") + 1)) ?? ""

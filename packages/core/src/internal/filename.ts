@@ -1,0 +1,49 @@
+// File names as they go into storage keys: one path segment, NFC, no control or bidi-override
+// characters, no leading dots, at most 200 UTF-8 bytes with the extension kept.
+const maxBytes = 200
+const maxExtensionBytes = 32
+const encoder = new TextEncoder()
+const segmenter = new Intl.Segmenter("en", { granularity: "grapheme" })
+
+const byteLength = (s: string) => encoder.encode(s).byteLength
+
+/** Cuts at a grapheme boundary so an emoji or an accented letter is never split. */
+const truncate = (s: string, limit: number): string => {
+  let out = ""
+  for (const { segment } of segmenter.segment(s)) {
+    if (byteLength(out + segment) > limit) break
+    out += segment
+  }
+  return out
+}
+
+export const sanitizeFilename = (raw: string): string => {
+  const cleaned = raw
+    .normalize("NFC")
+    // control characters, and the bidi overrides that make `gpj.exe` look like `exe.jpg`
+    .replace(/[\p{Cc}\u202A-\u202E\u2066-\u2069]/gu, "")
+    // characters that are not portable in file names on disk stores
+    .replace(/[<>:"|?*]/g, "_")
+  // One segment: drop path parts that are empty, `.` or `..`, and join the rest.
+  const joined = cleaned
+    .split(/[/\\]+/)
+    .map((part) => part.trim())
+    .filter((part) => part !== "" && part !== "." && part !== "..")
+    .join("_")
+    .replace(/\.{2,}/g, ".")
+    .replace(/^[.\s]+/, "")
+    .replace(/[.\s]+$/, "")
+  const name = joined === "" ? "file" : joined
+  if (byteLength(name) <= maxBytes) return name
+  const dot = name.lastIndexOf(".")
+  const extension = dot > 0 ? name.slice(dot) : ""
+  if (extension !== "" && byteLength(extension) <= maxExtensionBytes) {
+    return truncate(name.slice(0, dot), maxBytes - byteLength(extension)) + extension
+  }
+  return truncate(name, maxBytes)
+}
+
+export const extensionOf = (filename: string): string => {
+  const dot = filename.lastIndexOf(".")
+  return dot >= 0 ? filename.slice(dot + 1).toLowerCase() : ""
+}
