@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { sanitizeFilename } from "./internal/filename.js"
 import { Forbidden, NotFound, ValidationError } from "./MailroomError.js"
-import { ObjectNotFound, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
+import { type ObjectNotFound, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import type { Principal } from "./Organizations.js"
 import * as Wire from "./Wire.js"
 
@@ -22,12 +22,18 @@ export interface Attachments {
     principal: Principal,
     request: typeof Wire.PresignRequest.Encoded
   ) => Effect.Effect<Wire.PresignResponse, ValidationError | Forbidden | ObjectStoreError>
-  readonly download: (principal: Principal, key: string) => Effect.Effect<Wire.DownloadResponse, NotFound | ObjectStoreError>
+  readonly download: (
+    principal: Principal,
+    key: string
+  ) => Effect.Effect<Wire.DownloadResponse, NotFound | ObjectStoreError>
   readonly downloadById: (
     principal: Principal,
     attachmentId: string
   ) => Effect.Effect<Wire.DownloadResponse, NotFound | ObjectStoreError>
-  readonly delete: (principal: Principal, key: string) => Effect.Effect<Wire.DeleteByKeyResponse, NotFound | ObjectStoreError>
+  readonly delete: (
+    principal: Principal,
+    key: string
+  ) => Effect.Effect<Wire.DeleteByKeyResponse, NotFound | ObjectStoreError>
   readonly deleteById: (
     principal: Principal,
     attachmentId: string
@@ -123,10 +129,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     download: (principal, key) => Effect.flatMap(ownedOr404(principal, key), downloadUrl),
     downloadById: (principal, attachmentId) => Effect.flatMap(keyOfId(principal, attachmentId), downloadUrl),
     delete: (principal, key) =>
-      ownedOr404(principal, key).pipe(
-        Effect.flatMap(deleteKey),
-        Effect.as({ deleted: true, key })
-      ),
+      ownedOr404(principal, key).pipe(Effect.flatMap(deleteKey), Effect.as({ deleted: true, key })),
     deleteById: (principal, attachmentId) =>
       Effect.gen(function* () {
         const key = yield* keyOfId(principal, attachmentId)

@@ -49,9 +49,8 @@ export interface EmailProvider {
   readonly send: (email: OutboundEmail) => Effect.Effect<SendResult, ProviderError>
 }
 
-export const EmailProvider: Context.Service<EmailProvider, EmailProvider> = Context.Service(
-  "@mailroom/core/EmailProvider"
-)
+export const EmailProvider: Context.Service<EmailProvider, EmailProvider> =
+  Context.Service("@mailroom/core/EmailProvider")
 
 // --- memory -------------------------------------------------------------------------------------
 

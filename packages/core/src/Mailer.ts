@@ -2,13 +2,13 @@
 // the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
 import { createHash } from "node:crypto"
 import { Context, Duration, Effect, Exit, Layer, Random } from "effect"
-import { domainOf } from "./internal/address.js"
-import { extensionOf } from "./internal/filename.js"
 import { isOwnKey } from "./Attachments.js"
 import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
+import { domainOf } from "./internal/address.js"
+import { extensionOf } from "./internal/filename.js"
 import { Conflict, ValidationError } from "./MailroomError.js"
-import { ObjectStore, type ObjectInfo, type ObjectStoreError } from "./ObjectStore.js"
+import { type ObjectInfo, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import { ProviderError, SenderNotVerified } from "./ProviderError.js"
 import * as Wire from "./Wire.js"
@@ -149,7 +149,9 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
             content
           })),
           Effect.catchTag("ObjectNotFound", () =>
-            Effect.fail(new ValidationError({ errors: [`attachments[${i}].key: no file has been uploaded under this key`] }))
+            Effect.fail(
+              new ValidationError({ errors: [`attachments[${i}].key: no file has been uploaded under this key`] })
+            )
           )
         ),
       { concurrency: 4 }
@@ -164,9 +166,10 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
             if (!error.isRetryable || n >= maxAttempts) return yield* error
             const backoff = Math.min(maxDelay, baseDelay * 2 ** (n - 1))
             const jittered = backoff / 2 + (yield* Random.next) * (backoff / 2)
-            const asked = error.reason._tag === "RateLimited" && error.reason.retryAfter !== undefined
-              ? Duration.toMillis(error.reason.retryAfter)
-              : 0
+            const asked =
+              error.reason._tag === "RateLimited" && error.reason.retryAfter !== undefined
+                ? Duration.toMillis(error.reason.retryAfter)
+                : 0
             if (asked > maxDelay) return yield* error
             yield* Effect.sleep(Duration.millis(Math.max(jittered, asked)))
             return yield* attempt(n + 1)
@@ -182,7 +185,10 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       yield* checkSender(principal, request.from)
       const attachments = yield* load(request, infos)
       const { messageId } = yield* sendWithRetries({
-        from: request.from_name === undefined ? { address: request.from } : { address: request.from, name: request.from_name },
+        from:
+          request.from_name === undefined
+            ? { address: request.from }
+            : { address: request.from, name: request.from_name },
         to: request.to,
         cc: request.cc ?? [],
         bcc: request.bcc ?? [],
@@ -224,14 +230,17 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       }
       return yield* deliver(principal, request).pipe(
         Effect.onExit((exit) => {
-          if (Exit.isSuccess(exit)) return idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value })
+          if (Exit.isSuccess(exit))
+            return idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value })
           const failure = Exit.findErrorOption(exit)
           const uncertain =
             failure._tag === "Some" &&
             failure.value._tag === "ProviderError" &&
             failure.value.reason._tag === "Unavailable" &&
             failure.value.reason.possiblySent
-          return uncertain ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint }) : idempotency.release(scope)
+          return uncertain
+            ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint })
+            : idempotency.release(scope)
         }),
         Effect.map((response) => ({ response, replayed: false }))
       )

@@ -5,9 +5,9 @@ import * as Attachments from "./Attachments.js"
 import type { EmailProvider } from "./EmailProvider.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"
 import * as Mailer from "./Mailer.js"
+import type { NotFound, Unauthorized } from "./MailroomError.js"
 import type { ObjectStore } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
-import type { NotFound, Unauthorized } from "./MailroomError.js"
 import type * as Wire from "./Wire.js"
 
 export interface Options {
@@ -36,10 +36,7 @@ export const layer = (options: Options): Layer.Layer<Services> => {
 }
 
 /** Who a call is made for: an organisation id for trusted in-process callers, or a credential to check. */
-export type Caller =
-  | { readonly orgId: string }
-  | { readonly apiKey: string }
-  | { readonly accessToken: string }
+export type Caller = { readonly orgId: string } | { readonly apiKey: string } | { readonly accessToken: string }
 
 export interface Client {
   readonly send: (
@@ -61,12 +58,14 @@ export interface Client {
 }
 
 const principal = (caller: Caller): Effect.Effect<Principal, NotFound | Unauthorized, Organizations> =>
-  Effect.flatMap(Organizations, (organizations): Effect.Effect<Principal, NotFound | Unauthorized> =>
-    "orgId" in caller
-      ? organizations.find(caller.orgId)
-      : "apiKey" in caller
-        ? organizations.authenticate({ kind: "apiKey", value: caller.apiKey })
-        : organizations.authenticate({ kind: "accessToken", value: caller.accessToken })
+  Effect.flatMap(
+    Organizations,
+    (organizations): Effect.Effect<Principal, NotFound | Unauthorized> =>
+      "orgId" in caller
+        ? organizations.find(caller.orgId)
+        : "apiKey" in caller
+          ? organizations.authenticate({ kind: "apiKey", value: caller.apiKey })
+          : organizations.authenticate({ kind: "accessToken", value: caller.accessToken })
   )
 
 /**
@@ -90,10 +89,11 @@ export const make = (options: Options): Client => {
       ),
     delete: (caller, target) =>
       as(caller, (p) =>
-        Effect.flatMap(Attachments.Attachments, (a): Effect.Effect<
-          Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse,
-          unknown
-        > => ("key" in target ? a.delete(p, target.key) : a.deleteById(p, target.attachmentId)))
+        Effect.flatMap(
+          Attachments.Attachments,
+          (a): Effect.Effect<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse, unknown> =>
+            "key" in target ? a.delete(p, target.key) : a.deleteById(p, target.attachmentId)
+        )
       ),
     dispose: () => runtime.dispose()
   }

@@ -45,5 +45,4 @@ export class Conflict extends Data.TaggedError("Conflict")<{
 export type MailroomError = ValidationError | Unauthorized | Forbidden | NotFound | Conflict
 
 /** True for any of the errors above, from any copy of this package. */
-export const isMailroomError = (u: unknown): u is MailroomError =>
-  typeof u === "object" && u !== null && TypeId in u
+export const isMailroomError = (u: unknown): u is MailroomError => typeof u === "object" && u !== null && TypeId in u

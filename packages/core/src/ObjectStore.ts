@@ -104,17 +104,20 @@ export const makeMemory = (): MemoryObjectStore => {
     const bound = Object.fromEntries(params)
     const expected = Buffer.from(sign([request.method, key, expires, ...Object.entries(bound).flat()]))
     const given = Buffer.from(signature)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse(403, "signature does not match")
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return refuse(403, "signature does not match")
     if (Number(expires) * 1000 < Date.now()) return refuse(403, "URL has expired")
     if (request.method === "GET") {
       const object = objects.get(key)
       if (object === undefined) return refuse(404, "no such key")
       const headers = new Headers({ "content-type": object.contentType })
-      if (bound["response-content-disposition"]) headers.set("content-disposition", bound["response-content-disposition"])
+      if (bound["response-content-disposition"])
+        headers.set("content-disposition", bound["response-content-disposition"])
       return new Response(object.content.slice(), { status: 200, headers })
     }
     // PUT: the signature covers the content type and length it was issued for.
-    if (request.headers.get("content-type") !== bound["content-type"]) return refuse(403, "Content-Type is not the one signed")
+    if (request.headers.get("content-type") !== bound["content-type"])
+      return refuse(403, "Content-Type is not the one signed")
     const content = new Uint8Array(await request.arrayBuffer())
     if (bound["content-length"] !== undefined && String(content.byteLength) !== bound["content-length"]) {
       return refuse(403, "Content-Length is not the one signed")
@@ -149,7 +152,8 @@ export const makeMemory = (): MemoryObjectStore => {
       ),
     head: (key) => Effect.map(find(key), (o) => ({ size: o.content.byteLength, contentType: o.contentType })),
     get: (key) => Effect.map(find(key), (o) => o.content.slice()),
-    put: (key, content, contentType) => Effect.sync(() => void objects.set(key, { content: content.slice(), contentType })),
+    put: (key, content, contentType) =>
+      Effect.sync(() => void objects.set(key, { content: content.slice(), contentType })),
     delete: (key) => Effect.flatMap(find(key), () => Effect.sync(() => void objects.delete(key)))
   }
 }

@@ -22,9 +22,8 @@ export interface Organizations {
   readonly verifiedDomains: (principal: Principal) => Effect.Effect<ReadonlyArray<string>>
 }
 
-export const Organizations: Context.Service<Organizations, Organizations> = Context.Service(
-  "@mailroom/core/Organizations"
-)
+export const Organizations: Context.Service<Organizations, Organizations> =
+  Context.Service("@mailroom/core/Organizations")
 
 export interface OrganizationConfig {
   /** Used in storage keys: letters, digits, `_` and `-`. */
@@ -57,7 +56,11 @@ const digestOf = (entry: string): Buffer => {
 export const makeStatic = (options: StaticOptions): Organizations => {
   const serviceDomain = asciiDomain(options.serviceDomain)
   if (serviceDomain === undefined) throw new Error(`serviceDomain: "${options.serviceDomain}" is not a domain name`)
-  const credentials: Array<{ readonly kind: Credential["kind"]; readonly digest: Buffer; readonly principal: Principal }> = []
+  const credentials: Array<{
+    readonly kind: Credential["kind"]
+    readonly digest: Buffer
+    readonly principal: Principal
+  }> = []
   const principals = new Map<string, { readonly principal: Principal; readonly domains: ReadonlyArray<string> }>()
   for (const [i, org] of options.organizations.entries()) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(org.id)) {
@@ -74,11 +77,16 @@ export const makeStatic = (options: StaticOptions): Organizations => {
     })
     const principal: Principal = { orgId: org.id, slug: org.slug }
     principals.set(org.id, { principal, domains: [...domains, `${org.slug}.${serviceDomain}`] })
-    for (const [kind, list] of [["apiKey", org.apiKeys], ["accessToken", org.accessTokens]] as const) {
-      for (const entry of list ?? []) {
+    for (const [kind, field, list] of [
+      ["apiKey", "apiKeys", org.apiKeys],
+      ["accessToken", "accessTokens", org.accessTokens]
+    ] as const) {
+      for (const [j, entry] of (list ?? []).entries()) {
+        // An empty entry would let an empty header in.
+        if (entry.trim() === "") throw new Error(`organizations[${i}].${field}[${j}]: must not be empty`)
         const digest = digestOf(entry)
         if (credentials.some((c) => c.digest.equals(digest))) {
-          throw new Error(`organizations[${i}]: a credential is configured twice`)
+          throw new Error(`organizations[${i}].${field}[${j}]: is already configured`)
         }
         credentials.push({ kind, digest, principal })
       }
@@ -88,6 +96,8 @@ export const makeStatic = (options: StaticOptions): Organizations => {
   return {
     authenticate: (credential) =>
       Effect.suspend(() => {
+        if (credential.value === "")
+          return Effect.fail(new Unauthorized({ message: "missing, invalid or revoked credential" }))
         const digest = sha256(credential.value)
         let found: Principal | undefined
         // No early exit: every entry is compared, whichever matches.

@@ -107,5 +107,4 @@ export class ProviderError extends Data.TaggedError("ProviderError")<{
 }
 
 /** True for a ProviderError from any copy of this package (safer than `instanceof` across duplicates). */
-export const isProviderError = (u: unknown): u is ProviderError =>
-  typeof u === "object" && u !== null && TypeId in u
+export const isProviderError = (u: unknown): u is ProviderError => typeof u === "object" && u !== null && TypeId in u

@@ -22,7 +22,11 @@ export const EmailAddress = Schema.String.pipe(
 const headerText = (maxLength: number) =>
   Schema.String.pipe(
     Schema.check(
-      Schema.makeFilter(fails((s: string) => !lineBreak.test(s), "must not contain line breaks"), undefined, true),
+      Schema.makeFilter(
+        fails((s: string) => !lineBreak.test(s), "must not contain line breaks"),
+        undefined,
+        true
+      ),
       Schema.makeFilter(fails((s: string) => !controlExceptTab.test(s), "must not contain control characters")),
       Schema.makeFilter(fails((s: string) => s.length <= maxLength, `must be at most ${maxLength} characters`))
     )
@@ -42,7 +46,14 @@ export const ContentType = headerText(255).pipe(
 
 /** `att_` followed by hexadecimal characters. */
 export const AttachmentId = Schema.String.pipe(
-  Schema.check(Schema.makeFilter(fails((s: string) => /^att_[0-9a-f]{1,64}$/.test(s), "must be att_ followed by hexadecimal characters")))
+  Schema.check(
+    Schema.makeFilter(
+      fails(
+        (s: string) => /^att_[0-9a-f]{1,64}$/.test(s),
+        "must be att_ followed by 1 to 64 lower-case hexadecimal characters"
+      )
+    )
+  )
 )
 
 const StorageKey = Schema.String.pipe(
@@ -55,7 +66,9 @@ const StorageKey = Schema.String.pipe(
 const recipients = (atLeastOne: boolean) =>
   atLeastOne
     ? Schema.Array(EmailAddress).pipe(
-        Schema.check(Schema.makeFilter(fails((a: ReadonlyArray<string>) => a.length > 0, "must contain at least 1 recipient")))
+        Schema.check(
+          Schema.makeFilter(fails((a: ReadonlyArray<string>) => a.length > 0, "must contain at least 1 recipient"))
+        )
       )
     : Schema.Array(EmailAddress)
 
@@ -67,7 +80,10 @@ export const EmailBody = Schema.Struct({
 }).pipe(
   Schema.check(
     Schema.makeFilter(
-      fails((b: { readonly html?: string; readonly text?: string }) => !!b.html || !!b.text, "must contain html or text")
+      fails(
+        (b: { readonly html?: string; readonly text?: string }) => !!b.html || !!b.text,
+        "must contain html or text"
+      )
     )
   )
 )
@@ -115,7 +131,9 @@ export const PresignRequest = Schema.Struct({
   content_length: Schema.optionalKey(
     Schema.Number.pipe(
       Schema.check(
-        Schema.makeFilter(fails((n: number) => Number.isSafeInteger(n) && n >= 0, "must be a whole number of bytes"))
+        Schema.makeFilter(
+          fails((n: number) => Number.isSafeInteger(n) && n >= 0, "must be a non-negative whole number of bytes")
+        )
       )
     )
   )

@@ -1,0 +1,2 @@
+export * from "./EmailProviderSuite.js"
+export * from "./ObjectStoreSuite.js"

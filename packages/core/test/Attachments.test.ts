@@ -1,0 +1,259 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Attachments, type ObjectStore } from "../src/index.js"
+import { acme, globex, makeWorld } from "./fixtures.js"
+
+const upload = (store: ObjectStore.MemoryObjectStore, url: string, contentType: string, body: string) =>
+  Effect.promise(() => store.fetch(url, { method: "PUT", headers: { "content-type": contentType }, body }))
+
+const keyPattern = /^attachments\/org_acme\/[0-9]+-(.+)$/
+
+const presignedName = (filename: string) =>
+  Effect.gen(function* () {
+    const attachments = yield* Attachments.Attachments
+    const { key } = yield* attachments.presign(acme, { filename })
+    const match = keyPattern.exec(key)
+    assert.isNotNull(match, `key ${key} does not follow attachments/{org_id}/{timestamp}-{filename}`)
+    return match?.[1] ?? ""
+  })
+
+describe("Attachments.presign", () => {
+  it.effect("answers a URL, a key in the org's layout, 3600 s and an att_ id", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const response = yield* attachments.presign(acme, { filename: "invoice.pdf", content_type: "application/pdf" })
+      assert.match(response.key, /^attachments\/org_acme\/[0-9]+-invoice\.pdf$/)
+      assert.strictEqual(response.expires_in, 3600)
+      assert.match(response.attachment_id, /^att_[0-9a-f]{32}$/)
+      const put = yield* upload(world.store, response.url, "application/pdf", "%PDF-1.7")
+      assert.strictEqual(put.status, 200)
+      assert.deepStrictEqual(yield* world.store.head(response.key), { size: 8, contentType: "application/pdf" })
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("binds the content type, application/octet-stream by default", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const typed = yield* attachments.presign(acme, { filename: "a.pdf", content_type: "application/pdf" })
+      assert.strictEqual((yield* upload(world.store, typed.url, "text/html", "<script>")).status, 403)
+      assert.strictEqual((yield* Effect.flip(world.store.head(typed.key)))._tag, "ObjectNotFound")
+      const untyped = yield* attachments.presign(acme, { filename: "blob" })
+      assert.strictEqual((yield* upload(world.store, untyped.url, "application/pdf", "x")).status, 403)
+      assert.strictEqual((yield* upload(world.store, untyped.url, "application/octet-stream", "x")).status, 200)
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("binds a declared content_length exactly, up to the configured maximum", () => {
+    const world = makeWorld({ attachments: { maxUploadBytes: 10 } })
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const exact = yield* attachments.presign(acme, {
+        filename: "a.txt",
+        content_type: "text/plain",
+        content_length: 5
+      })
+      assert.strictEqual((yield* upload(world.store, exact.url, "text/plain", "123456")).status, 403)
+      assert.strictEqual((yield* upload(world.store, exact.url, "text/plain", "12345")).status, 200)
+      const tooBig = yield* Effect.flip(attachments.presign(acme, { filename: "a.txt", content_length: 11 }))
+      assert.strictEqual(tooBig._tag, "ValidationError")
+      assert.deepStrictEqual(tooBig._tag === "ValidationError" && tooBig.errors, [
+        "content_length: must be at most 10 bytes"
+      ])
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("refuses an org_id that is not the caller's with Forbidden; accepts its own", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const error = yield* Effect.flip(attachments.presign(acme, { filename: "a.txt", org_id: "org_globex" }))
+      assert.strictEqual(error._tag, "Forbidden")
+      const own = yield* attachments.presign(acme, { filename: "a.txt", org_id: "org_acme" })
+      assert.match(own.key, /^attachments\/org_acme\//)
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("refuses an empty filename and a bad content type with validation messages", () =>
+    Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const error = yield* Effect.flip(attachments.presign(acme, { filename: "  ", content_type: "pdf" }))
+      assert.strictEqual(error._tag, "ValidationError")
+      if (error._tag === "ValidationError") {
+        assert.deepStrictEqual(error.errors, [
+          "filename: must not be empty",
+          "content_type: must be a MIME type such as application/pdf"
+        ])
+      }
+    }).pipe(Effect.provide(makeWorld().layer))
+  )
+
+  describe("file names in keys", () => {
+    it.effect("a path is reduced to one segment that cannot climb out of the prefix", () =>
+      Effect.gen(function* () {
+        assert.strictEqual(yield* presignedName("../../etc/passwd"), "etc_passwd")
+        assert.strictEqual(yield* presignedName("..\\..\\windows\\system.ini"), "windows_system.ini")
+        assert.strictEqual(yield* presignedName("/abs/path.txt"), "abs_path.txt")
+        assert.strictEqual(yield* presignedName(".."), "file")
+        assert.strictEqual(yield* presignedName(".hidden"), "hidden")
+        assert.strictEqual(yield* presignedName("a..b....pdf"), "a.b.pdf")
+      }).pipe(Effect.provide(makeWorld().layer))
+    )
+
+    it.effect("control characters and bidi overrides are removed; unicode is NFC", () =>
+      Effect.gen(function* () {
+        assert.strictEqual(yield* presignedName("re\u0000port\u001f\u007f.pdf"), "report.pdf")
+        assert.strictEqual(yield* presignedName("invoice\u202Efdp.exe"), "invoicefdp.exe")
+        assert.strictEqual(yield* presignedName("Rele\u0301ve\u0301.pdf"), "Rel\u00e9v\u00e9.pdf")
+        assert.strictEqual(yield* presignedName('a<b>c:d"e|f?g*.txt'), "a_b_c_d_e_f_g_.txt")
+      }).pipe(Effect.provide(makeWorld().layer))
+    )
+
+    it.effect("emoji and spaces are kept", () =>
+      Effect.gen(function* () {
+        assert.strictEqual(yield* presignedName("rapport final 📎👩‍💻.pdf"), "rapport final 📎👩‍💻.pdf")
+      }).pipe(Effect.provide(makeWorld().layer))
+    )
+
+    it.effect("a 500-character name is cut to 200 bytes, keeping its extension and whole characters", () =>
+      Effect.gen(function* () {
+        const ascii = yield* presignedName(`${"a".repeat(496)}.pdf`)
+        assert.strictEqual(ascii, `${"a".repeat(196)}.pdf`)
+        const emoji = yield* presignedName(`${"👩‍💻".repeat(100)}.pdf`)
+        assert.isAtMost(new TextEncoder().encode(emoji).byteLength, 200)
+        assert.match(emoji, /^(👩‍💻)+\.pdf$/u, "a grapheme was split")
+        const accented = yield* presignedName(`${"é".repeat(500)}`)
+        assert.strictEqual(accented, "é".repeat(100))
+      }).pipe(Effect.provide(makeWorld().layer))
+    )
+  })
+
+  it.effect("100 concurrent presigns of one file name give 100 keys and 100 ids", () =>
+    Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const responses = yield* Effect.forEach(
+        Array.from({ length: 100 }),
+        () => attachments.presign(acme, { filename: "same.pdf" }),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(new Set(responses.map((r) => r.key)).size, 100)
+      assert.strictEqual(new Set(responses.map((r) => r.attachment_id)).size, 100)
+    }).pipe(Effect.provide(makeWorld().layer))
+  )
+
+  it.effect("records the id in an index object under the org's own prefix", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const { key, attachment_id } = yield* attachments.presign(acme, { filename: "a.txt" })
+      const index = yield* world.store.get(`attachments/org_acme/.ids/${attachment_id}.json`)
+      assert.deepStrictEqual(JSON.parse(new TextDecoder().decode(index)), { key })
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
+describe("Attachments download and delete", () => {
+  const uploaded = (world: ReturnType<typeof makeWorld>, principal = acme, filename = "Relevé août.pdf") =>
+    Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const presigned = yield* attachments.presign(principal, { filename, content_type: "application/pdf" })
+      assert.strictEqual((yield* upload(world.store, presigned.url, "application/pdf", "%PDF-bytes")).status, 200)
+      return presigned
+    })
+
+  it.effect("download by key and by id give a URL that serves the bytes under the file name", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const { key, attachment_id } = yield* uploaded(world)
+      for (const response of [
+        yield* attachments.download(acme, key),
+        yield* attachments.downloadById(acme, attachment_id)
+      ]) {
+        assert.strictEqual(response.expires_in, 3600)
+        const got = yield* Effect.promise(() => world.store.fetch(response.download_url))
+        assert.strictEqual(yield* Effect.promise(() => got.text()), "%PDF-bytes")
+        assert.include(got.headers.get("content-disposition") ?? "", "filename*=UTF-8''Relev%C3%A9%20ao%C3%BBt.pdf")
+      }
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("a key or id of another organisation is NotFound on download and delete, and stays stored", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const theirs = yield* uploaded(world, globex)
+      const attempts = [
+        attachments.download(acme, theirs.key),
+        attachments.downloadById(acme, theirs.attachment_id),
+        attachments.delete(acme, theirs.key),
+        attachments.deleteById(acme, theirs.attachment_id)
+      ]
+      for (const attempt of attempts) {
+        assert.strictEqual((yield* Effect.flip(attempt as Effect.Effect<unknown, { _tag: string }>))._tag, "NotFound")
+      }
+      assert.strictEqual(new TextDecoder().decode(yield* world.store.get(theirs.key)), "%PDF-bytes")
+      assert.strictEqual((yield* attachments.downloadById(globex, theirs.attachment_id)).expires_in, 3600)
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("keys outside the layout are NotFound: the index, traversal, other prefixes", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const { attachment_id } = yield* uploaded(world)
+      for (const key of [
+        `attachments/org_acme/.ids/${attachment_id}.json`,
+        "attachments/org_acme/../org_globex/1-a.pdf",
+        "attachments/org_acme/1-a/../../org_globex/1-a.pdf",
+        "attachments/org_acmex/1-a.pdf",
+        "other/org_acme/1-a.pdf",
+        "attachments/org_acme/",
+        ""
+      ]) {
+        assert.strictEqual((yield* Effect.flip(attachments.download(acme, key)))._tag, "NotFound", key)
+        assert.strictEqual((yield* Effect.flip(attachments.delete(acme, key)))._tag, "NotFound", key)
+      }
+      for (const id of ["att_", "att_XYZ", "nope", `${attachment_id}/../x`]) {
+        assert.strictEqual((yield* Effect.flip(attachments.downloadById(acme, id)))._tag, "NotFound", id)
+      }
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("a key presigned but never uploaded is NotFound on download", () =>
+    Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const { key, attachment_id } = yield* attachments.presign(acme, { filename: "never.pdf" })
+      assert.strictEqual((yield* Effect.flip(attachments.download(acme, key)))._tag, "NotFound")
+      assert.strictEqual((yield* Effect.flip(attachments.downloadById(acme, attachment_id)))._tag, "NotFound")
+    }).pipe(Effect.provide(makeWorld().layer))
+  )
+
+  it.effect("delete by key removes the file; a second delete is NotFound", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const { key } = yield* uploaded(world)
+      assert.deepStrictEqual(yield* attachments.delete(acme, key), { deleted: true, key })
+      assert.strictEqual((yield* Effect.flip(world.store.head(key)))._tag, "ObjectNotFound")
+      assert.strictEqual((yield* Effect.flip(attachments.delete(acme, key)))._tag, "NotFound")
+      assert.strictEqual((yield* Effect.flip(attachments.download(acme, key)))._tag, "NotFound")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("delete by id removes the file and its index entry", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const { key, attachment_id } = yield* uploaded(world)
+      assert.deepStrictEqual(yield* attachments.deleteById(acme, attachment_id), { deleted: true, attachment_id })
+      assert.strictEqual((yield* Effect.flip(world.store.head(key)))._tag, "ObjectNotFound")
+      assert.strictEqual(
+        (yield* Effect.flip(world.store.head(`attachments/org_acme/.ids/${attachment_id}.json`)))._tag,
+        "ObjectNotFound"
+      )
+      assert.strictEqual((yield* Effect.flip(attachments.deleteById(acme, attachment_id)))._tag, "NotFound")
+    }).pipe(Effect.provide(world.layer))
+  })
+})

@@ -1,0 +1,427 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
+import { Attachments, EmailProvider, Mailer, ProviderError } from "../src/index.js"
+import { acme, globex, makeWorld } from "./fixtures.js"
+
+const request = (overrides: Record<string, unknown> = {}) => ({
+  from: "billing@acme.example",
+  from_name: "Acme Billing",
+  to: ["alice@example.com"],
+  subject: "Your invoice",
+  body: { text: "See attached.", html: "<p>See attached.</p>" },
+  ...overrides
+})
+
+const send = (principal = acme, body: Record<string, unknown> = request(), options?: Mailer.SendOptions) =>
+  Effect.flatMap(Mailer.Mailer, (mailer) => mailer.send(principal, body as never, options))
+
+const upload = (
+  world: ReturnType<typeof makeWorld>,
+  principal = acme,
+  filename = "invoice.pdf",
+  content = "%PDF-1.7 bytes"
+) =>
+  Effect.gen(function* () {
+    const attachments = yield* Attachments.Attachments
+    const { key, url } = yield* attachments.presign(principal, { filename, content_type: "application/pdf" })
+    const put = yield* Effect.promise(() =>
+      world.store.fetch(url, { method: "PUT", headers: { "content-type": "application/pdf" }, body: content })
+    )
+    assert.strictEqual(put.status, 200)
+    return key
+  })
+
+/** A provider that answers each call with the next scripted outcome, counting calls. */
+const scripted = (outcomes: ReadonlyArray<ProviderError.Reason | "ok">) => {
+  let calls = 0
+  const provider: EmailProvider.EmailProvider & { readonly calls: () => number } = {
+    name: "scripted",
+    limits: EmailProvider.defaultMemoryLimits,
+    calls: () => calls,
+    send: () =>
+      Effect.suspend(() => {
+        const outcome = outcomes[Math.min(calls, outcomes.length - 1)]
+        calls++
+        return outcome === "ok" || outcome === undefined
+          ? Effect.succeed({ messageId: `msg-${calls}` })
+          : Effect.fail(new ProviderError.ProviderError({ provider: "scripted", reason: outcome }))
+      })
+  }
+  return provider
+}
+
+const validationErrors = (effect: Effect.Effect<unknown, { readonly _tag: string }, Mailer.Mailer>) =>
+  Effect.map(Effect.flip(effect), (error) => {
+    assert.strictEqual(error._tag, "ValidationError")
+    return (error as unknown as { errors: ReadonlyArray<string> }).errors
+  })
+
+describe("Mailer.send", () => {
+  it.effect("sends a message with its attachment's exact bytes and answers the spec's response", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const key = yield* upload(world)
+      const { response, replayed } = yield* send(acme, {
+        ...request({ cc: ["carol@example.com"], bcc: ["dave@example.com"], reply_to: ["help@acme.example"] }),
+        attachments: [{ filename: "Facture août.pdf", key }]
+      })
+      assert.isFalse(replayed)
+      const sent = (world.provider as EmailProvider.MemoryEmailProvider).sent
+      assert.strictEqual(sent.length, 1)
+      assert.deepStrictEqual(response, {
+        message_id: sent[0]?.messageId ?? "",
+        from: "billing@acme.example",
+        to: ["alice@example.com"],
+        subject: "Your invoice",
+        attachments: [key]
+      })
+      const email = sent[0]?.email
+      assert.deepStrictEqual(email?.from, { address: "billing@acme.example", name: "Acme Billing" })
+      assert.deepStrictEqual(
+        [email?.cc, email?.bcc, email?.replyTo],
+        [["carol@example.com"], ["dave@example.com"], ["help@acme.example"]]
+      )
+      assert.strictEqual(email?.attachments[0]?.filename, "Facture août.pdf")
+      assert.strictEqual(email?.attachments[0]?.contentType, "application/pdf")
+      assert.strictEqual(new TextDecoder().decode(email?.attachments[0]?.content), "%PDF-1.7 bytes")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("an attachment's content_type overrides the stored one", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const key = yield* upload(world)
+      yield* send(acme, { ...request(), attachments: [{ filename: "x.pdf", key, content_type: "application/x-pdf" }] })
+      const sent = (world.provider as EmailProvider.MemoryEmailProvider).sent
+      assert.strictEqual(sent[0]?.email.attachments[0]?.contentType, "application/x-pdf")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("validation problems are all reported, and nothing is sent", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const errors = yield* validationErrors(
+        send(acme, { from: "nope", to: [], subject: "Hi\r\nBcc: victim@example.com", body: {} })
+      )
+      assert.deepStrictEqual(errors, [
+        "from: must be a valid email address",
+        "to: must contain at least 1 recipient",
+        "subject: must not contain line breaks",
+        "body: must contain html or text"
+      ])
+      assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  describe("sender domain", () => {
+    const fromAddresses = (addresses: ReadonlyArray<string>) =>
+      Effect.forEach(addresses, (from) => Effect.result(send(acme, request({ from }))))
+
+    it.effect("verified domains, their subdomains and {slug}.{serviceDomain} are accepted", () =>
+      Effect.gen(function* () {
+        const results = yield* fromAddresses([
+          "a@acme.example",
+          "a@mail.acme.example",
+          "a@ACME.Example",
+          "a@acme.mailroom.test",
+          "a@eu.acme.mailroom.test"
+        ])
+        for (const result of results) assert.strictEqual(result._tag, "Success")
+      }).pipe(Effect.provide(makeWorld().layer))
+    )
+
+    it.effect("any other domain is SenderNotVerified, before the provider is called", () => {
+      const provider = scripted(["ok"])
+      return Effect.gen(function* () {
+        for (const from of [
+          "a@evil.example",
+          "a@notacme.example",
+          "a@acme.example.evil.com",
+          "a@globex.example",
+          "a@globex.mailroom.test",
+          "a@mailroom.test"
+        ]) {
+          const error = yield* Effect.flip(send(acme, request({ from })))
+          assert.strictEqual(error._tag, "ProviderError", from)
+          if (error._tag === "ProviderError") {
+            assert.strictEqual(error.reason._tag, "SenderNotVerified")
+            assert.isFalse(error.isRetryable)
+          }
+        }
+        assert.strictEqual(provider.calls(), 0)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+  })
+
+  describe("attachments", () => {
+    it.effect("another organisation's key is a 400 naming the attachment, and its file is not read", () => {
+      const world = makeWorld()
+      return Effect.gen(function* () {
+        const theirs = yield* upload(world, globex, "secret.pdf", "globex secret")
+        const errors = yield* validationErrors(
+          send(acme, { ...request(), attachments: [{ filename: "s.pdf", key: theirs }] })
+        )
+        assert.deepStrictEqual(errors, ["attachments[0].key: is not an attachment of this organization"])
+        assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+      }).pipe(Effect.provide(world.layer))
+    })
+
+    it.effect("a key presigned but never uploaded is a 400 naming the attachment", () =>
+      Effect.gen(function* () {
+        const attachments = yield* Attachments.Attachments
+        const { key } = yield* attachments.presign(acme, { filename: "never.pdf" })
+        const errors = yield* validationErrors(
+          send(acme, {
+            ...request(),
+            attachments: [
+              { filename: "ok.pdf", key },
+              { filename: "x.pdf", key: `${key}x` }
+            ]
+          })
+        )
+        assert.deepStrictEqual(errors, [
+          "attachments[0].key: no file has been uploaded under this key",
+          "attachments[1].key: no file has been uploaded under this key"
+        ])
+      }).pipe(Effect.provide(makeWorld().layer))
+    )
+
+    it.effect("a forbidden extension is a 400 naming the attachment", () => {
+      const world = makeWorld()
+      return Effect.gen(function* () {
+        const key = yield* upload(world, acme, "setup.exe")
+        const errors = yield* validationErrors(
+          send(acme, { ...request(), attachments: [{ filename: "setup.EXE", key }] })
+        )
+        assert.deepStrictEqual(errors, ["attachments[0].filename: .exe files are not accepted by the provider"])
+      }).pipe(Effect.provide(world.layer))
+    })
+
+    it.effect("a message over the provider's size, counted after base64, is a 400", () => {
+      const world = makeWorld({
+        provider: EmailProvider.makeMemory({ limits: { ...EmailProvider.defaultMemoryLimits, maxMessageBytes: 100 } })
+      })
+      return Effect.gen(function* () {
+        // 60 bytes -> 80 after base64; with the 13 + 20 body bytes that is 113 > 100.
+        const key = yield* upload(world, acme, "a.pdf", "x".repeat(60))
+        const errors = yield* validationErrors(send(acme, { ...request(), attachments: [{ filename: "a.pdf", key }] }))
+        assert.deepStrictEqual(errors, [
+          "attachments: the message is 113 bytes with attachments base64-encoded; the provider accepts at most 100"
+        ])
+        const small = yield* upload(world, acme, "b.pdf", "x".repeat(48))
+        const ok = yield* send(acme, { ...request(), attachments: [{ filename: "b.pdf", key: small }] })
+        assert.deepStrictEqual(ok.response.attachments, [small])
+      }).pipe(Effect.provide(world.layer))
+    })
+  })
+
+  it.effect("recipients over the provider's limit, to + cc + bcc, are a 400", () =>
+    Effect.gen(function* () {
+      const addresses = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}@example.com`)
+      const errors = yield* validationErrors(
+        send(acme, request({ to: addresses("to", 20), cc: addresses("cc", 20), bcc: addresses("bcc", 11) }))
+      )
+      assert.deepStrictEqual(errors, [
+        "to: the message has 51 recipients across to, cc and bcc; the provider accepts at most 50"
+      ])
+      const ok = yield* send(
+        acme,
+        request({ to: addresses("to", 20), cc: addresses("cc", 20), bcc: addresses("bcc", 10) })
+      )
+      assert.strictEqual(ok.response.to.length, 20)
+    }).pipe(Effect.provide(makeWorld().layer))
+  )
+
+  describe("retries", () => {
+    it.effect("a RateLimited send is retried with backoff and succeeds on the third try", () => {
+      const limited = new ProviderError.RateLimited({ message: "slow down" })
+      const provider = scripted([limited, limited, "ok"])
+      return Effect.gen(function* () {
+        const fiber = yield* Effect.forkChild(send())
+        yield* TestClock.adjust("100 millis")
+        assert.strictEqual(provider.calls(), 1, "the retry waits for its backoff")
+        yield* TestClock.adjust("10 seconds")
+        const { response } = yield* Fiber.join(fiber)
+        assert.strictEqual(response.message_id, "msg-3")
+        assert.strictEqual(provider.calls(), 3)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("a Retry-After longer than the backoff is waited for", () => {
+      const provider = scripted([
+        new ProviderError.RateLimited({ message: "wait", retryAfter: Duration.seconds(2) }),
+        "ok"
+      ])
+      return Effect.gen(function* () {
+        const fiber = yield* Effect.forkChild(send())
+        yield* TestClock.adjust("1999 millis")
+        assert.strictEqual(provider.calls(), 1)
+        yield* TestClock.adjust("1 millis")
+        yield* Fiber.join(fiber)
+        assert.strictEqual(provider.calls(), 2)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("a Retry-After beyond the longest wait returns RateLimited at once", () => {
+      const provider = scripted([
+        new ProviderError.RateLimited({ message: "wait", retryAfter: Duration.minutes(1) }),
+        "ok"
+      ])
+      return Effect.gen(function* () {
+        const error = yield* Effect.flip(send())
+        assert.strictEqual(error._tag === "ProviderError" && error.reason._tag, "RateLimited")
+        assert.strictEqual(provider.calls(), 1)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("attempts are bounded: the last RateLimited is returned", () => {
+      const provider = scripted([new ProviderError.RateLimited({ message: "slow down" })])
+      return Effect.gen(function* () {
+        const fiber = yield* Effect.forkChild(Effect.flip(send()))
+        yield* TestClock.adjust("1 minute")
+        const error = yield* Fiber.join(fiber)
+        assert.strictEqual(error._tag === "ProviderError" && error.reason._tag, "RateLimited")
+        assert.strictEqual(provider.calls(), 3)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("Unavailable before the request went out is retried", () => {
+      const provider = scripted([
+        new ProviderError.Unavailable({ message: "connection refused", possiblySent: false }),
+        "ok"
+      ])
+      return Effect.gen(function* () {
+        const fiber = yield* Effect.forkChild(send())
+        yield* TestClock.adjust("10 seconds")
+        yield* Fiber.join(fiber)
+        assert.strictEqual(provider.calls(), 2)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("Unavailable after the request was sent is not retried: that could send twice", () => {
+      const provider = scripted([new ProviderError.Unavailable({ message: "timed out", possiblySent: true }), "ok"])
+      return Effect.gen(function* () {
+        const fiber = yield* Effect.forkChild(Effect.flip(send()))
+        yield* TestClock.adjust("1 minute")
+        const error = yield* Fiber.join(fiber)
+        assert.strictEqual(error._tag === "ProviderError" && error.reason._tag, "Unavailable")
+        assert.strictEqual(provider.calls(), 1)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("a rejection (RecipientNotVerified) is not retried", () => {
+      const provider = scripted([
+        new ProviderError.RecipientNotVerified({ message: "sandbox", recipients: ["alice@example.com"] }),
+        "ok"
+      ])
+      return Effect.gen(function* () {
+        const error = yield* Effect.flip(send())
+        assert.strictEqual(error._tag === "ProviderError" && error.reason._tag, "RecipientNotVerified")
+        assert.strictEqual(provider.calls(), 1)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+  })
+
+  describe("Idempotency-Key", () => {
+    it.effect("the same key and request replay the first response without sending again", () => {
+      const provider = scripted(["ok"])
+      return Effect.gen(function* () {
+        const first = yield* send(acme, request(), { idempotencyKey: "order-42" })
+        // The same request with its fields in another order is the same request.
+        const { body, ...rest } = request()
+        const second = yield* send(acme, { body, ...rest }, { idempotencyKey: "order-42" })
+        assert.isFalse(first.replayed)
+        assert.isTrue(second.replayed)
+        assert.deepStrictEqual(second.response, first.response)
+        assert.strictEqual(provider.calls(), 1)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("the same key with another request is a Conflict; keys are per organisation", () => {
+      const provider = scripted(["ok"])
+      return Effect.gen(function* () {
+        yield* send(acme, request(), { idempotencyKey: "k1" })
+        const error = yield* Effect.flip(send(acme, request({ subject: "Another" }), { idempotencyKey: "k1" }))
+        assert.strictEqual(error._tag, "Conflict")
+        const other = yield* send(globex, request({ from: "a@globex.example" }), { idempotencyKey: "k1" })
+        assert.isFalse(other.replayed)
+        assert.strictEqual(provider.calls(), 2)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("a second request while the first is in flight is a Conflict", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        let calls = 0
+        const provider: EmailProvider.EmailProvider = {
+          name: "slow",
+          limits: EmailProvider.defaultMemoryLimits,
+          send: () =>
+            Effect.as(
+              Effect.andThen(
+                Effect.sync(() => calls++),
+                Deferred.await(gate)
+              ),
+              { messageId: "slow-1" }
+            )
+        }
+        yield* Effect.gen(function* () {
+          const first = yield* Effect.forkChild(send(acme, request(), { idempotencyKey: "k" }))
+          yield* Effect.yieldNow
+          const error = yield* Effect.flip(send(acme, request(), { idempotencyKey: "k" }))
+          assert.strictEqual(error._tag, "Conflict")
+          yield* Deferred.succeed(gate, undefined)
+          assert.strictEqual((yield* Fiber.join(first)).response.message_id, "slow-1")
+          assert.isTrue((yield* send(acme, request(), { idempotencyKey: "k" })).replayed)
+          assert.strictEqual(calls, 1)
+        }).pipe(Effect.provide(makeWorld({ provider }).layer))
+      })
+    )
+
+    it.effect("a failure that certainly did not send frees the key for a retry", () => {
+      const provider = scripted([new ProviderError.RecipientNotVerified({ message: "sandbox", recipients: [] }), "ok"])
+      return Effect.gen(function* () {
+        yield* Effect.flip(send(acme, request(), { idempotencyKey: "k" }))
+        const retried = yield* send(acme, request(), { idempotencyKey: "k" })
+        assert.isFalse(retried.replayed)
+        assert.strictEqual(provider.calls(), 2)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect(
+      "a failure after the provider may have accepted keeps the key: a retry is a Conflict, not a second send",
+      () => {
+        const provider = scripted([new ProviderError.Unavailable({ message: "timed out", possiblySent: true }), "ok"])
+        return Effect.gen(function* () {
+          yield* Effect.flip(send(acme, request(), { idempotencyKey: "k" }))
+          const error = yield* Effect.flip(send(acme, request(), { idempotencyKey: "k" }))
+          assert.strictEqual(error._tag, "Conflict")
+          assert.strictEqual(provider.calls(), 1)
+        }).pipe(Effect.provide(makeWorld({ provider }).layer))
+      }
+    )
+
+    it.effect("the first response is kept for 24 hours, then the key is free", () => {
+      const provider = scripted(["ok"])
+      return Effect.gen(function* () {
+        yield* send(acme, request(), { idempotencyKey: "k" })
+        yield* TestClock.adjust("23 hours")
+        assert.isTrue((yield* send(acme, request(), { idempotencyKey: "k" })).replayed)
+        yield* TestClock.adjust("1 hour")
+        assert.isFalse((yield* send(acme, request(), { idempotencyKey: "k" })).replayed)
+        assert.strictEqual(provider.calls(), 2)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
+    it.effect("a key longer than 256 characters or with control characters is a validation error", () =>
+      Effect.gen(function* () {
+        for (const key of ["k".repeat(257), "a\r\nb", ""]) {
+          const errors = yield* validationErrors(send(acme, request(), { idempotencyKey: key }))
+          assert.deepStrictEqual(errors, ["Idempotency-Key: must be 1 to 256 visible ASCII characters"])
+        }
+        assert.isFalse((yield* send(acme, request(), { idempotencyKey: "k".repeat(256) })).replayed)
+      }).pipe(Effect.provide(makeWorld().layer))
+    )
+  })
+})

@@ -1,0 +1,42 @@
+// Two organisations on the memory layers, shared by the service tests.
+import { Layer } from "effect"
+import { Attachments, EmailProvider, IdempotencyStore, Mailer, ObjectStore, Organizations } from "../src/index.js"
+
+export const acme: Organizations.Principal = { orgId: "org_acme", slug: "acme" }
+export const globex: Organizations.Principal = { orgId: "org_globex", slug: "globex" }
+
+export const organizations = Organizations.makeStatic({
+  serviceDomain: "mailroom.test",
+  organizations: [
+    {
+      id: "org_acme",
+      slug: "acme",
+      verifiedDomains: ["acme.example"],
+      apiKeys: ["mr_test_acme"],
+      accessTokens: ["tok_acme"]
+    },
+    { id: "org_globex", slug: "globex", verifiedDomains: ["globex.example"], apiKeys: ["mr_test_globex"] }
+  ]
+})
+
+/** Fresh memory layers; the store and provider are returned so a test can look inside them. */
+export const makeWorld = (
+  options: {
+    readonly provider?: EmailProvider.EmailProvider
+    readonly attachments?: Attachments.Config
+    readonly mailer?: Mailer.Config
+  } = {}
+) => {
+  const store = ObjectStore.makeMemory()
+  const provider = options.provider ?? EmailProvider.makeMemory()
+  const base = Layer.mergeAll(
+    Layer.succeed(ObjectStore.ObjectStore, store),
+    Layer.succeed(EmailProvider.EmailProvider, provider),
+    Layer.succeed(Organizations.Organizations, organizations),
+    IdempotencyStore.layerMemory()
+  )
+  const layer = Layer.mergeAll(Mailer.layer(options.mailer), Attachments.layer(options.attachments)).pipe(
+    Layer.provideMerge(base)
+  )
+  return { store, provider, layer }
+}
