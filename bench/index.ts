@@ -1,0 +1,12 @@
+// `pnpm bench`: every benchmark of the repository, in one run, printed as tables. Each module
+// exports `run()` answering rows; where an issue names a baseline, the rows carry the ratio to it.
+import * as core from "./core.ts"
+
+const suites: ReadonlyArray<readonly [string, { readonly run: () => Promise<ReadonlyArray<object>> }]> = [
+  ["@mailroom/core on memory layers", core]
+]
+
+for (const [title, suite] of suites) {
+  console.log(`\n${title}`)
+  console.table(await suite.run())
+}

@@ -1,0 +1,97 @@
+import { Layer } from "effect"
+import { afterAll, assert, describe, it } from "vitest"
+import { EmailProvider, Mailroom, MailroomError, ObjectStore, Organizations, ProviderError } from "../src/index.js"
+
+const store = ObjectStore.makeMemory()
+const provider = EmailProvider.makeMemory()
+const mailroom = Mailroom.make({
+  provider: Layer.succeed(EmailProvider.EmailProvider, provider),
+  store: Layer.succeed(ObjectStore.ObjectStore, store),
+  organizations: Organizations.layerStatic({
+    serviceDomain: "mailroom.test",
+    organizations: [
+      {
+        id: "org_acme",
+        slug: "acme",
+        verifiedDomains: ["acme.example"],
+        apiKeys: ["mr_acme"],
+        accessTokens: ["tok_acme"]
+      },
+      { id: "org_globex", slug: "globex", apiKeys: ["mr_globex"] }
+    ]
+  })
+})
+afterAll(() => mailroom.dispose())
+
+const rejection = async (promise: Promise<unknown>) => {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error("the call did not reject")
+}
+
+const uploadPdf = async (caller: Mailroom.Caller) => {
+  const presigned = await mailroom.presign(caller, { filename: "a.pdf", content_type: "application/pdf" })
+  const put = await store.fetch(presigned.url, {
+    method: "PUT",
+    headers: { "content-type": "application/pdf" },
+    body: "%PDF"
+  })
+  assert.strictEqual(put.status, 200)
+  return presigned
+}
+
+describe("Mailroom.make (Promise client)", () => {
+  it("acts for an API key, an access token or a trusted org id alike", async () => {
+    const request = { from: "a@acme.example", to: ["b@example.com"], subject: "Hi", body: { text: "x" } }
+    for (const caller of [{ apiKey: "mr_acme" }, { accessToken: "tok_acme" }, { orgId: "org_acme" }]) {
+      const { response } = await mailroom.send(caller, request)
+      assert.strictEqual(response.message_id, provider.sent.at(-1)?.messageId)
+    }
+    assert.strictEqual(provider.sent.length, 3)
+  })
+
+  it("rejects a bad credential with Unauthorized, and an unknown org id with NotFound", async () => {
+    const unauthorized = await rejection(mailroom.presign({ apiKey: "tok_acme" }, { filename: "a.pdf" }))
+    assert.isTrue(MailroomError.isMailroomError(unauthorized))
+    assert.strictEqual((unauthorized as MailroomError.MailroomError)._tag, "Unauthorized")
+    const missing = await rejection(mailroom.presign({ orgId: "org_nobody" }, { filename: "a.pdf" }))
+    assert.strictEqual((missing as MailroomError.MailroomError)._tag, "NotFound")
+  })
+
+  it("rejects an unverified sender with a ProviderError whose reason says so", async () => {
+    const error = await rejection(
+      mailroom.send(
+        { orgId: "org_acme" },
+        { from: "a@evil.example", to: ["b@example.com"], subject: "Hi", body: { text: "x" } }
+      )
+    )
+    assert.isTrue(ProviderError.isProviderError(error))
+    assert.strictEqual((error as ProviderError.ProviderError).reason._tag, "SenderNotVerified")
+    assert.isFalse(MailroomError.isMailroomError(error))
+  })
+
+  it("downloads and deletes by key and by attachment id, within the caller's organisation", async () => {
+    const byKey = await uploadPdf({ apiKey: "mr_acme" })
+    const download = await mailroom.download({ apiKey: "mr_acme" }, { key: byKey.key })
+    assert.strictEqual(await (await store.fetch(download.download_url)).text(), "%PDF")
+    const foreign = await rejection(mailroom.download({ apiKey: "mr_globex" }, { key: byKey.key }))
+    assert.strictEqual((foreign as MailroomError.MailroomError)._tag, "NotFound")
+    assert.deepStrictEqual(await mailroom.delete({ apiKey: "mr_acme" }, { key: byKey.key }), {
+      deleted: true,
+      key: byKey.key
+    })
+
+    const byId = await uploadPdf({ accessToken: "tok_acme" })
+    const viaId = await mailroom.download({ accessToken: "tok_acme" }, { attachmentId: byId.attachment_id })
+    assert.strictEqual(viaId.expires_in, 3600)
+    assert.deepStrictEqual(await mailroom.delete({ accessToken: "tok_acme" }, { attachmentId: byId.attachment_id }), {
+      deleted: true,
+      attachment_id: byId.attachment_id
+    })
+    const gone = await rejection(mailroom.download({ accessToken: "tok_acme" }, { attachmentId: byId.attachment_id }))
+    assert.strictEqual((gone as MailroomError.MailroomError)._tag, "NotFound")
+  })
+})
