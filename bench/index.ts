@@ -1,9 +1,11 @@
 // `pnpm bench`: every benchmark of the repository, in one run, printed as tables. Each module
 // exports `run()` answering rows; where an issue names a baseline, the rows carry the ratio to it.
 import * as core from "./core.ts"
+import * as http from "./http.ts"
 
 const suites: ReadonlyArray<readonly [string, { readonly run: () => Promise<ReadonlyArray<object>> }]> = [
-  ["@mailroom/core on memory layers", core]
+  ["@mailroom/core on memory layers", core],
+  ["@mailroom/http Node handler vs bare node:http (memory layers)", http]
 ]
 
 for (const [title, suite] of suites) {

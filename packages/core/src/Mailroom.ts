@@ -20,9 +20,16 @@ export interface Options {
   readonly mailer?: Mailer.Config
 }
 
-export type Services = Mailer.Mailer | Attachments.Attachments | Organizations
+/** What `layer` provides: the two operation services, and the layers they were built from. */
+export type Services =
+  | Mailer.Mailer
+  | Attachments.Attachments
+  | Organizations
+  | ObjectStore
+  | EmailProvider
+  | IdempotencyStore.IdempotencyStore
 
-/** Mailer, Attachments and Organizations from the given provider, store and organisations. */
+/** Mailer and Attachments from the given provider, store and organisations. */
 export const layer = (options: Options): Layer.Layer<Services> => {
   const base = Layer.mergeAll(
     options.provider,
@@ -32,7 +39,7 @@ export const layer = (options: Options): Layer.Layer<Services> => {
   )
   return Layer.mergeAll(Mailer.layer(options.mailer), Attachments.layer(options.attachments)).pipe(
     Layer.provideMerge(base)
-  ) as Layer.Layer<Services>
+  )
 }
 
 /** Who a call is made for: an organisation id for trusted in-process callers, or a credential to check. */

@@ -47,6 +47,17 @@ export interface ObjectStore {
   readonly get: (key: string) => Effect.Effect<Uint8Array, ObjectNotFound | ObjectStoreError>
   readonly put: (key: string, content: Uint8Array, contentType: string) => Effect.Effect<void, ObjectStoreError>
   readonly delete: (key: string) => Effect.Effect<void, ObjectNotFound | ObjectStoreError>
+  /**
+   * For stores whose presigned URLs point back at the service itself (the local disk store): the
+   * requests under `pathPrefix` that the HTTP handler passes to `handle`. Stores in the cloud leave it out.
+   */
+  readonly routes?: StoreRoutes
+}
+
+export interface StoreRoutes {
+  /** Path below the service's origin, such as `/_mailroom/storage/`. */
+  readonly pathPrefix: string
+  readonly handle: (request: Request) => Promise<Response>
 }
 
 export const ObjectStore: Context.Service<ObjectStore, ObjectStore> = Context.Service("@mailroom/core/ObjectStore")

@@ -1,1 +1,2 @@
-export {}
+export * as MailroomHandler from "./MailroomHandler.js"
+export * as OpenApi from "./OpenApi.js"

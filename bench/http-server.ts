@@ -1,0 +1,53 @@
+// A server for the HTTP benchmark, in its own process: `router` mounts @mailroom/http's Node handler;
+// `bare` is plain node:http making the same core calls with no router. Prints its port.
+import { createServer, type IncomingMessage } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Attachments, EmailProvider, Mailer, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
+import { MailroomHandler } from "@mailroom/http"
+import { Effect, Layer, ManagedRuntime } from "effect"
+
+// A provider that answers at once, so the benchmark measures mailroom and not a vendor.
+const provider: EmailProvider.EmailProvider = {
+  ...EmailProvider.makeMemory(),
+  send: () => Effect.succeed({ messageId: "bench" })
+}
+const layer = Mailroom.layer({
+  provider: Layer.succeed(EmailProvider.EmailProvider, provider),
+  store: ObjectStore.layerMemory,
+  organizations: Organizations.layerStatic({
+    serviceDomain: "mailroom.test",
+    organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_bench"] }]
+  })
+})
+
+const readJson = (req: IncomingMessage) =>
+  new Promise<unknown>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))))
+    req.on("error", reject)
+  })
+
+const bare = () => {
+  const runtime = ManagedRuntime.make(layer)
+  return createServer(async (req, res) => {
+    const body = await readJson(req)
+    const exit = await runtime.runPromiseExit(
+      Effect.gen(function* () {
+        const organizations = yield* Organizations.Organizations
+        const principal = yield* organizations.authenticate({ kind: "apiKey", value: String(req.headers["x-api-key"]) })
+        if (req.url === "/emails") return (yield* (yield* Mailer.Mailer).send(principal, body as never)).response
+        return yield* (yield* Attachments.Attachments).presign(principal, body as never)
+      })
+    )
+    const text = JSON.stringify(exit._tag === "Success" ? exit.value : { error: "failed" })
+    res.writeHead(exit._tag === "Success" ? 201 : 500, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(text)
+    })
+    res.end(text)
+  })
+}
+
+const server = process.argv[2] === "bare" ? bare() : createServer(MailroomHandler.fromLayer(layer).node)
+server.listen(0, "127.0.0.1", () => console.log((server.address() as AddressInfo).port))

@@ -1,0 +1,198 @@
+// The OpenAPI 3.1 document of both API variants, generated from the same schemas the handler
+// decodes with, so the description cannot drift from what is enforced.
+import { Wire } from "@mailroom/core"
+import { Schema } from "effect"
+
+type JsonObject = Record<string, unknown>
+
+const shapes = {
+  errors: {
+    type: "object",
+    required: ["errors"],
+    properties: { errors: { type: "array", items: { type: "string" } } }
+  },
+  error: { type: "object", required: ["error"], properties: { error: { type: "string" } } },
+  message: { type: "object", required: ["message"], properties: { message: { type: "string" } } }
+} as const
+
+const errorResponse = (shape: keyof typeof shapes, description: string) => ({
+  description,
+  content: { "application/json": { schema: { $ref: `#/components/schemas/${shape}Body` } } }
+})
+
+const jsonBody = (ref: string) => ({
+  required: true,
+  content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } }
+})
+
+const success = (status: string, ref: string, description: string) => ({
+  [status]: { description, content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } } }
+})
+
+export interface DocumentOptions {
+  readonly basePath?: string
+  readonly v1BasePath?: string
+}
+
+export const document = (options: DocumentOptions = {}): JsonObject => {
+  const base = options.basePath ?? ""
+  const v1 = `${options.v1BasePath ?? ""}/v1`
+  const components: Record<string, unknown> = {
+    errorsBody: shapes.errors,
+    errorBody: shapes.error,
+    messageBody: shapes.message
+  }
+  for (const [name, schema] of Object.entries({
+    SendEmailRequest: Wire.SendEmailRequest,
+    SendEmailResponse: Wire.SendEmailResponse,
+    PresignRequest: Wire.PresignRequest,
+    PresignResponse: Wire.PresignResponse,
+    DownloadResponse: Wire.DownloadResponse,
+    DeleteByKeyResponse: Wire.DeleteByKeyResponse,
+    DeleteByIdRequest: Wire.DeleteByIdRequest,
+    DeleteByIdResponse: Wire.DeleteByIdResponse
+  })) {
+    const generated = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+    Object.assign(components, generated.definitions)
+    if (!(name in generated.definitions)) components[name] = generated.schema
+  }
+  const apiKey = [{ apiKey: [] }]
+  const bearer = [{ bearer: [] }]
+  const unauthorized = (shape: keyof typeof shapes) => ({
+    "401": errorResponse(shape, "Missing, invalid or revoked credential")
+  })
+  const presign = (
+    security: ReadonlyArray<Record<string, ReadonlyArray<string>>>,
+    shape: (s: string) => keyof typeof shapes
+  ) => ({
+    post: {
+      summary: "Presign an upload: a URL to PUT the file to, its storage key and attachment id",
+      security,
+      requestBody: jsonBody("PresignRequest"),
+      responses: {
+        ...success("201", "PresignResponse", "Upload URL, valid for expires_in seconds"),
+        "400": errorResponse(shape("400"), "Invalid request"),
+        ...unauthorized(shape("401")),
+        "403": errorResponse(shape("403"), "org_id is not the caller's organisation"),
+        "413": errorResponse(shape("413"), "Body too large"),
+        "415": errorResponse(shape("415"), "Body is not application/json"),
+        "500": errorResponse(shape("500"), "Internal error")
+      }
+    }
+  })
+  const baseAttachment = (status: string): keyof typeof shapes =>
+    ["401", "404", "500"].includes(status) ? "message" : "error"
+  const keyQuery = [{ name: "key", in: "query", required: true, schema: { type: "string" } }]
+  const text = JSON.stringify({
+    openapi: "3.1.0",
+    info: {
+      title: "mailroom",
+      version: "1.0.0",
+      description: "Transactional email with attachments kept in private object storage."
+    },
+    paths: {
+      [`${base}/emails`]: {
+        post: {
+          summary: "Send an email",
+          security: apiKey,
+          parameters: [
+            {
+              name: "Idempotency-Key",
+              in: "header",
+              required: false,
+              schema: { type: "string", maxLength: 256 },
+              description: "Same key and body within 24 h replays the first response (Idempotent-Replayed: true)"
+            }
+          ],
+          requestBody: jsonBody("SendEmailRequest"),
+          responses: {
+            ...success("201", "SendEmailResponse", "Sent"),
+            "400": errorResponse("errors", "Invalid request: one message per problem"),
+            ...unauthorized("message"),
+            "409": errorResponse("error", "Idempotency-Key reused with another body, or still in flight"),
+            "413": errorResponse("error", "Body too large"),
+            "415": errorResponse("error", "Body is not application/json"),
+            "422": errorResponse("error", "The sender domain is not verified, or the provider rejected the message"),
+            "429": errorResponse("error", "Rate limited by the provider (see Retry-After)"),
+            "500": errorResponse("error", "Internal error"),
+            "503": errorResponse("error", "Sending is paused, or the provider is unavailable")
+          }
+        }
+      },
+      [`${base}/attachments/presign`]: presign(apiKey, baseAttachment),
+      [`${base}/attachments/download`]: {
+        get: {
+          summary: "A temporary download URL for a stored attachment",
+          security: apiKey,
+          parameters: keyQuery,
+          responses: {
+            ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
+            "400": errorResponse("error", "Invalid key"),
+            ...unauthorized("message"),
+            "404": errorResponse("message", "No such attachment of this organisation"),
+            "500": errorResponse("message", "Internal error")
+          }
+        }
+      },
+      [`${base}/attachments/delete`]: {
+        delete: {
+          summary: "Delete an attachment permanently",
+          security: apiKey,
+          parameters: keyQuery,
+          responses: {
+            ...success("200", "DeleteByKeyResponse", "Deleted"),
+            "400": errorResponse("error", "Invalid key"),
+            ...unauthorized("message"),
+            "404": errorResponse("message", "No such attachment of this organisation"),
+            "500": errorResponse("message", "Internal error")
+          }
+        }
+      },
+      [`${v1}/attachments/presign`]: presign(bearer, () => "message"),
+      [`${v1}/attachments/download`]: {
+        get: {
+          summary: "A temporary download URL for an attachment id",
+          security: bearer,
+          parameters: [
+            {
+              name: "attachment_id",
+              in: "query",
+              required: true,
+              schema: { type: "string", pattern: "^att_[0-9a-f]+$" }
+            }
+          ],
+          responses: {
+            ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
+            "400": errorResponse("message", "Invalid attachment_id"),
+            ...unauthorized("message"),
+            "404": errorResponse("message", "No such attachment of this organisation"),
+            "500": errorResponse("message", "Internal error")
+          }
+        }
+      },
+      [`${v1}/attachments`]: {
+        delete: {
+          summary: "Delete an attachment permanently by id",
+          security: bearer,
+          requestBody: jsonBody("DeleteByIdRequest"),
+          responses: {
+            ...success("200", "DeleteByIdResponse", "Deleted"),
+            "400": errorResponse("message", "Invalid request"),
+            ...unauthorized("message"),
+            "404": errorResponse("message", "Attachment not found"),
+            "500": errorResponse("message", "Internal error")
+          }
+        }
+      }
+    },
+    components: {
+      securitySchemes: {
+        apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
+        bearer: { type: "http", scheme: "bearer" }
+      },
+      schemas: components
+    }
+  })
+  // JSON Schema 2020-12 definitions live under $defs; in OpenAPI they are components.
+  return JSON.parse(text.replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonObject
+}

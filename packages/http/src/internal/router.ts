@@ -1,0 +1,248 @@
+// The route table of DESIGN section 3 over a transport-neutral request, so the Node and the Web
+// handlers answer byte for byte alike.
+
+import { isUtf8 } from "node:buffer"
+import { Attachments, Mailer, ObjectStore, Organizations, Wire } from "@mailroom/core"
+import { Cause, Effect, Exit } from "effect"
+import * as OpenApi from "../OpenApi.js"
+import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
+
+/** What a transport hands the router. */
+export interface Incoming {
+  readonly method: string
+  readonly pathname: string
+  readonly query: URLSearchParams
+  readonly header: (name: string) => string | undefined
+  /** The body, or "too-large" as soon as more than `limit` bytes arrive. */
+  readonly body: (limit: number) => Promise<Uint8Array | "too-large">
+  /** The same request as a Web Request, for routes a store contributes (streamed bodies). */
+  readonly toWeb: () => Request
+}
+
+export type Answer = Outgoing | { readonly web: Response }
+
+export interface Options {
+  /** Prefix of the base variant's paths, e.g. "/mail". Default "". */
+  readonly basePath?: string
+  /** Prefix before `/v1` of the versioned variant's paths. Default "". */
+  readonly v1BasePath?: string
+  /** Largest JSON body accepted, in bytes. Default 1 MiB. */
+  readonly maxBodyBytes?: number
+  /** Where the causes of 500s go. Default: console.error. Never given a credential. */
+  readonly logError?: (message: string) => void
+}
+
+export type Services = Mailer.Mailer | Attachments.Attachments | Organizations.Organizations | ObjectStore.ObjectStore
+
+type Credential = "apiKey" | "bearer"
+
+interface Route {
+  readonly method: string
+  readonly variant: Variant
+  readonly auth?: Credential
+  readonly json?: boolean
+  readonly run: (context: Context) => Effect.Effect<Outgoing, unknown, Services>
+}
+
+interface Context {
+  readonly request: Incoming
+  readonly principal: Organizations.Principal
+  readonly body: unknown
+}
+
+const trimSlash = (path: string | undefined) => (path ?? "").replace(/\/+$/, "")
+
+const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const out: Record<string, string> = {}
+    const problems: Array<string> = []
+    for (const [name] of query) {
+      if (!names.includes(name)) problems.push(`${name}: is not a known query parameter`)
+    }
+    for (const name of names) {
+      const values = query.getAll(name)
+      if (values.length > 1) problems.push(`${name}: must be given once`)
+      else if (values[0] !== undefined) out[name] = values[0]
+    }
+    if (problems.length > 0) return yield* Effect.fail({ _tag: "ValidationError", errors: problems })
+    return out
+  })
+
+const routes = (basePath: string, v1BasePath: string): ReadonlyMap<string, ReadonlyArray<Route>> => {
+  const attachments = Attachments.Attachments
+  const decodeByKey = Wire.decode(Wire.DownloadByKeyQuery)
+  const decodeById = Wire.decode(Wire.DownloadByIdQuery)
+  const decodeDelete = Wire.decode(Wire.DeleteByIdRequest)
+  const table = new Map<string, Array<Route>>()
+  const add = (path: string, route: Route) => table.set(path, [...(table.get(path) ?? []), route])
+
+  add(`${basePath}/emails`, {
+    method: "POST",
+    variant: "emails",
+    auth: "apiKey",
+    json: true,
+    run: ({ request, principal, body }) =>
+      Effect.gen(function* () {
+        const mailer = yield* Mailer.Mailer
+        const idempotencyKey = request.header("idempotency-key")
+        const { response, replayed } = yield* mailer.send(
+          principal,
+          body as never,
+          idempotencyKey === undefined ? {} : { idempotencyKey }
+        )
+        return ok(201, response, replayed ? { "idempotent-replayed": "true" } : {})
+      })
+  })
+  const presign = (variant: Variant, auth: Credential): Route => ({
+    method: "POST",
+    variant,
+    auth,
+    json: true,
+    run: ({ principal, body }) =>
+      Effect.flatMap(attachments, (a) => a.presign(principal, body as never)).pipe(Effect.map((r) => ok(201, r)))
+  })
+  add(`${basePath}/attachments/presign`, presign("attachments", "apiKey"))
+  add(`${basePath}/attachments/download`, {
+    method: "GET",
+    variant: "attachments",
+    auth: "apiKey",
+    run: ({ request, principal }) =>
+      Effect.gen(function* () {
+        const { key } = yield* Effect.flatMap(singleQuery(request.query, ["key"]), decodeByKey)
+        return ok(200, yield* (yield* attachments).download(principal, key))
+      })
+  })
+  add(`${basePath}/attachments/delete`, {
+    method: "DELETE",
+    variant: "attachments",
+    auth: "apiKey",
+    run: ({ request, principal }) =>
+      Effect.gen(function* () {
+        const { key } = yield* Effect.flatMap(singleQuery(request.query, ["key"]), decodeByKey)
+        return ok(200, yield* (yield* attachments).delete(principal, key))
+      })
+  })
+  add(`${v1BasePath}/v1/attachments/presign`, presign("v1", "bearer"))
+  add(`${v1BasePath}/v1/attachments/download`, {
+    method: "GET",
+    variant: "v1",
+    auth: "bearer",
+    run: ({ request, principal }) =>
+      Effect.gen(function* () {
+        const { attachment_id } = yield* Effect.flatMap(singleQuery(request.query, ["attachment_id"]), decodeById)
+        return ok(200, yield* (yield* attachments).downloadById(principal, attachment_id))
+      })
+  })
+  add(`${v1BasePath}/v1/attachments`, {
+    method: "DELETE",
+    variant: "v1",
+    auth: "bearer",
+    json: true,
+    run: ({ principal, body }) =>
+      Effect.gen(function* () {
+        const { attachment_id } = yield* decodeDelete(body)
+        return ok(200, yield* (yield* attachments).deleteById(principal, attachment_id))
+      })
+  })
+  const document = OpenApi.document({ basePath, v1BasePath })
+  add(`${basePath}/openapi.json`, { method: "GET", variant: "other", run: () => Effect.succeed(ok(200, document)) })
+  return table
+}
+
+const bearer = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+/** Runs an effect that needs the services; a ManagedRuntime's runPromiseExit, or one made from a Context. */
+export type Runner = <A, E>(effect: Effect.Effect<A, E, Services>) => Promise<Exit.Exit<A, unknown>>
+
+/** Builds the request handler over whatever runs effects with the services. */
+export const make = (runPromiseExit: Runner, options: Options = {}) => {
+  const basePath = trimSlash(options.basePath)
+  const v1BasePath = trimSlash(options.v1BasePath)
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
+  const logError = options.logError ?? ((message: string) => console.error(message))
+  const table = routes(basePath, v1BasePath)
+  // Stores whose URLs point back here (the local disk store) contribute routes; looked up once.
+  let storeRoutes: Promise<ObjectStore.StoreRoutes | undefined> | undefined
+
+  const credential = (request: Incoming, kind: Credential): Organizations.Credential | undefined => {
+    if (kind === "apiKey") {
+      const value = request.header("x-api-key")
+      return value === undefined || value === "" ? undefined : { kind: "apiKey", value }
+    }
+    const match = bearer.exec(request.header("authorization") ?? "")
+    return match?.[1] === undefined ? undefined : { kind: "accessToken", value: match[1] }
+  }
+
+  /** The JSON body, or the answer that refuses it. */
+  const readJson = async (request: Incoming, variant: Variant): Promise<Outgoing | { readonly value: unknown }> => {
+    const type = request.header("content-type") ?? ""
+    if (!/^application\/json\s*(;|$)/i.test(type)) {
+      return failure(variant, 415, ["Content-Type must be application/json"])
+    }
+    const declared = Number(request.header("content-length"))
+    if (declared > maxBodyBytes) return failure(variant, 413, [`the body is larger than ${maxBodyBytes} bytes`])
+    const bytes = await request.body(maxBodyBytes)
+    if (bytes === "too-large") return failure(variant, 413, [`the body is larger than ${maxBodyBytes} bytes`])
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    try {
+      if (!isUtf8(buffer)) throw new Error("not UTF-8")
+      return { value: JSON.parse(buffer.toString("utf8")) }
+    } catch {
+      const message = "the body is not valid JSON"
+      return failure(variant, 400, variant === "emails" ? [`request: ${message}`] : [message])
+    }
+  }
+
+  const run = async (route: Route, request: Incoming): Promise<Outgoing> => {
+    const given = route.auth === undefined ? undefined : credential(request, route.auth)
+    if (route.auth !== undefined && given === undefined) {
+      return failure(route.variant, 401, ["missing, invalid or revoked credential"])
+    }
+    // The body is read before the effect runs, so each request enters the runtime once; its
+    // problems are answered only after the credential is checked.
+    const read = route.json ? await readJson(request, route.variant) : undefined
+    const exit = await runPromiseExit(
+      Effect.gen(function* () {
+        let principal: Organizations.Principal = { orgId: "", slug: "" }
+        if (given !== undefined) {
+          const organizations = yield* Organizations.Organizations
+          principal = yield* organizations.authenticate(given)
+        }
+        if (read !== undefined && "status" in read) return read
+        return yield* route.run({ request, principal, body: read?.value })
+      })
+    )
+    if (Exit.isSuccess(exit)) return exit.value
+    const error = Cause.findErrorOption(exit.cause)
+    const described = error._tag === "Some" ? describe(error.value) : undefined
+    if (described !== undefined) return failure(route.variant, described.status, described.messages, described.headers)
+    logError(`[mailroom] 500 on ${request.method} ${request.pathname}\n${Cause.pretty(exit.cause)}`)
+    return internal(route.variant)
+  }
+
+  const handle = async (request: Incoming): Promise<Answer> => {
+    try {
+      const candidates = table.get(request.pathname)
+      if (candidates === undefined) {
+        storeRoutes ??= runPromiseExit(Effect.map(ObjectStore.ObjectStore, (store) => store.routes)).then((exit) =>
+          Exit.isSuccess(exit) ? exit.value : undefined
+        )
+        const contributed = await storeRoutes
+        if (contributed !== undefined && request.pathname.startsWith(`${basePath}${contributed.pathPrefix}`)) {
+          return { web: await contributed.handle(request.toWeb()) }
+        }
+        return failure("other", 404, [`no route for ${request.method} ${request.pathname}`])
+      }
+      const route = candidates.find((r) => r.method === request.method)
+      if (route === undefined) {
+        const allow = candidates.map((r) => r.method).join(", ")
+        return failure(candidates[0]?.variant ?? "other", 405, [`use ${allow} for ${request.pathname}`], { allow })
+      }
+      return await run(route, request)
+    } catch (cause) {
+      logError(`[mailroom] 500 on ${request.method} ${request.pathname}\n${String((cause as Error)?.stack ?? cause)}`)
+      return internal("other")
+    }
+  }
+  return handle
+}

@@ -1,0 +1,115 @@
+// The service behind the handler in these tests: memory layers, a provider whose next answer a test
+// can script, a store that can be made to fail and that contributes routes the way the disk store does.
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { createAdaptorServer } from "@hono/node-server"
+import { EmailProvider, Mailroom, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
+import { Effect, Layer } from "effect"
+import { MailroomHandler } from "../src/index.js"
+
+export const keys = { acme: "mr_test_acme", globex: "mr_test_globex", acmeToken: "tok_acme", globexToken: "tok_globex" }
+
+export const makeWorld = () => {
+  const memory = ObjectStore.makeMemory()
+  const provider = EmailProvider.makeMemory({
+    limits: { ...EmailProvider.defaultMemoryLimits, forbiddenExtensions: ["exe"] }
+  })
+  const control = {
+    /** The provider's next answers, consumed in order, before it falls back to accepting. */
+    failures: [] as Array<ProviderError.ProviderError>,
+    storeBroken: false,
+    logged: [] as Array<string>
+  }
+  const broken = Effect.fail(
+    new ObjectStore.ObjectStoreError({
+      reason: "Unavailable",
+      message: "bucket s3://secret-internal-bucket unreachable"
+    })
+  )
+  const store: ObjectStore.ObjectStore = {
+    ...memory,
+    head: (key) => (control.storeBroken ? broken : memory.head(key)),
+    presignPut: (options) => (control.storeBroken ? broken : memory.presignPut(options)),
+    // Like the disk store: the URLs it hands out could be served by this handler under a prefix.
+    routes: {
+      pathPrefix: "/_store/",
+      handle: async (request) => {
+        const url = new URL(request.url)
+        const target = `http://memory.mailroom.invalid/${url.pathname.slice(url.pathname.indexOf("/_store/") + 8)}${url.search}`
+        const init: RequestInit = { method: request.method, headers: request.headers }
+        if (request.method === "PUT") init.body = await request.arrayBuffer()
+        return memory.fetch(target, init)
+      }
+    }
+  }
+  const scripted: EmailProvider.EmailProvider = {
+    ...provider,
+    send: (email) => {
+      const failure = control.failures.shift()
+      return failure === undefined ? provider.send(email) : Effect.fail(failure)
+    }
+  }
+  const layer = Mailroom.layer({
+    provider: Layer.succeed(EmailProvider.EmailProvider, scripted),
+    store: Layer.succeed(ObjectStore.ObjectStore, store),
+    organizations: Organizations.layerStatic({
+      serviceDomain: "mailroom.test",
+      organizations: [
+        {
+          id: "org_acme",
+          slug: "acme",
+          verifiedDomains: ["acme.example"],
+          apiKeys: [keys.acme],
+          accessTokens: [keys.acmeToken]
+        },
+        {
+          id: "org_globex",
+          slug: "globex",
+          verifiedDomains: ["globex.example"],
+          apiKeys: [keys.globex],
+          accessTokens: [keys.globexToken]
+        }
+      ]
+    }),
+    mailer: { retry: { maxAttempts: 1 } }
+  })
+  return { memory, provider, control, layer }
+}
+
+export type World = ReturnType<typeof makeWorld>
+
+export interface Running {
+  readonly url: string
+  readonly close: () => Promise<void>
+}
+
+const listen = (server: Server) =>
+  new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+  )
+
+const closer = (server: Server, dispose: () => Promise<void>) => () =>
+  new Promise<void>((resolve) => {
+    server.closeAllConnections()
+    server.close(() => resolve())
+  }).then(dispose)
+
+/** The two ways of mounting the handler, each behind a real HTTP server on 127.0.0.1. */
+export const transports = {
+  "Node handler": async (world: World, options: MailroomHandler.Options = {}): Promise<Running> => {
+    const handler = MailroomHandler.fromLayer(world.layer, {
+      ...options,
+      logError: (m) => world.control.logged.push(m)
+    })
+    const server = createServer(handler.node)
+    return { url: await listen(server), close: closer(server, handler.dispose) }
+  },
+  "Web handler": async (world: World, options: MailroomHandler.Options = {}): Promise<Running> => {
+    const handler = MailroomHandler.fromLayer(world.layer, {
+      ...options,
+      logError: (m) => world.control.logged.push(m)
+    })
+    const server = createAdaptorServer({ fetch: handler.web }) as Server
+    return { url: await listen(server), close: closer(server, handler.dispose) }
+  }
+} as const
