@@ -1,1 +1,1 @@
-export {}
+export * as GcsObjectStore from "./GcsObjectStore.js"

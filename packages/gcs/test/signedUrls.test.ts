@@ -1,0 +1,188 @@
+// Proves the store's V4 signed URLs by re-deriving them: test/support/verifyV4.ts rebuilds the
+// canonical request and string to sign as GCS does, and checks the RSA signature with the public key.
+import { assert, describe, it } from "@effect/vitest"
+import { ObjectStore } from "@mailroom/core"
+import { Effect, Redacted } from "effect"
+import { GcsObjectStore } from "../src/index.js"
+import { makeServiceAccount } from "./support/keys.js"
+import { type SignedRequest, verifyV4 } from "./support/verifyV4.js"
+
+const account = makeServiceAccount()
+const bucket = "mailroom-attachments"
+// Signing happens offline: the store never calls Google to produce these URLs.
+const store = GcsObjectStore.make({ bucket, projectId: "demo-mailroom", credentials: account.credentials })
+const key = "attachments/org_acme/1767312000000-Relevé de compte (été) 2026.pdf"
+const hour = 3600_000
+
+const check = (request: SignedRequest) => verifyV4(request, account)
+const accepted = (request: SignedRequest) => {
+  const verdict = check(request)
+  assert.isTrue(verdict.ok, verdict.ok ? "" : verdict.reason)
+}
+const refused = (request: SignedRequest, because: RegExp) => {
+  const verdict = check(request)
+  assert.isFalse(verdict.ok, `accepted: ${request.method} ${request.url}`)
+  if (!verdict.ok) assert.match(verdict.reason, because)
+}
+const withParam = (url: string, name: string, value: string) => {
+  const changed = new URL(url)
+  changed.searchParams.set(name, value)
+  return changed.toString()
+}
+
+describe("upload URLs", () => {
+  it.live("are accepted for the PUT a client makes with only Content-Type, for one hour", () =>
+    Effect.gen(function* () {
+      const before = Date.now()
+      const url = yield* store.presignPut({ key, contentType: "application/pdf", expiresIn: 3600 })
+      const parsed = new URL(url)
+      assert.strictEqual(parsed.origin, "https://storage.googleapis.com")
+      assert.strictEqual(decodeURIComponent(parsed.pathname), `/${bucket}/${key}`)
+      assert.strictEqual(parsed.searchParams.get("X-Goog-Expires"), "3600")
+      assert.strictEqual(parsed.searchParams.get("X-Goog-SignedHeaders"), "content-type;host")
+      const day = new Date(before).toISOString().slice(0, 10).replaceAll("-", "")
+      assert.strictEqual(
+        parsed.searchParams.get("X-Goog-Credential"),
+        `${account.clientEmail}/${day}/auto/storage/goog4_request`
+      )
+
+      const upload = { method: "PUT", url, headers: { "Content-Type": "application/pdf" }, at: Date.now() }
+      accepted(upload)
+      accepted({ ...upload, at: before + hour - 2000 })
+      refused({ ...upload, at: before + hour + 2000 }, /expired/)
+    })
+  )
+
+  it.live("are refused for another method, path, bucket or content type, or without Content-Type", () =>
+    Effect.gen(function* () {
+      const url = yield* store.presignPut({ key, contentType: "application/pdf", expiresIn: 3600 })
+      const upload = { method: "PUT", url, headers: { "content-type": "application/pdf" }, at: Date.now() }
+      accepted(upload)
+      refused({ ...upload, method: "GET" }, /signature does not match/)
+      refused({ ...upload, method: "DELETE" }, /signature does not match/)
+      refused({ ...upload, url: url.replace("org_acme", "org_other") }, /signature does not match/)
+      refused({ ...upload, url: url.replace(`/${bucket}/`, "/another-bucket/") }, /signature does not match/)
+      refused({ ...upload, url: url.replace("storage.googleapis.com", "evil.example") }, /signature does not match/)
+      refused({ ...upload, headers: { "content-type": "text/html" } }, /signature does not match/)
+      refused({ ...upload, headers: {} }, /content-type was not sent/)
+    })
+  )
+
+  it.live("are refused when a signed query parameter is changed or the signature is not the account's", () =>
+    Effect.gen(function* () {
+      const url = yield* store.presignPut({ key, contentType: "application/pdf", expiresIn: 3600 })
+      const upload = { method: "PUT", url, headers: { "content-type": "application/pdf" }, at: Date.now() }
+      refused({ ...upload, url: withParam(url, "X-Goog-Expires", "604800") }, /signature does not match/)
+      refused({ ...upload, url: withParam(url, "X-Goog-SignedHeaders", "host") }, /signature does not match/)
+      refused({ ...upload, url: withParam(url, "X-Goog-Signature", "ab".repeat(256)) }, /signature does not match/)
+      const stranger = makeServiceAccount(account.clientEmail)
+      assert.isFalse(verifyV4(upload, stranger).ok, "another key verified the signature")
+    })
+  )
+
+  it.live("bind a declared length through the Content-Length every client sends", () =>
+    Effect.gen(function* () {
+      const url = yield* store.presignPut({ key, contentType: "image/png", expiresIn: 3600, contentLength: 70_000 })
+      assert.strictEqual(new URL(url).searchParams.get("X-Goog-SignedHeaders"), "content-length;content-type;host")
+      const upload = {
+        method: "PUT",
+        url,
+        headers: { "content-type": "image/png", "content-length": "70000" },
+        at: Date.now()
+      }
+      accepted(upload)
+      refused({ ...upload, headers: { "content-type": "image/png", "content-length": "70001" } }, /does not match/)
+      // A streamed (chunked) upload sends no length, so it cannot be sized: GCS must refuse it.
+      refused({ ...upload, headers: { "content-type": "image/png" } }, /content-length was not sent/)
+    })
+  )
+
+  it.live("sign x-goog-content-length-range only when maxUploadBytes asks for it", () =>
+    Effect.gen(function* () {
+      const bounded = GcsObjectStore.make({
+        bucket,
+        credentials: account.credentials,
+        maxUploadBytes: 25 * 1024 * 1024
+      })
+      const url = yield* bounded.presignPut({ key, contentType: "application/pdf", expiresIn: 3600 })
+      assert.strictEqual(
+        new URL(url).searchParams.get("X-Goog-SignedHeaders"),
+        "content-type;host;x-goog-content-length-range"
+      )
+      const upload = { method: "PUT", url, at: Date.now() }
+      accepted({
+        ...upload,
+        headers: { "content-type": "application/pdf", "x-goog-content-length-range": "0,26214400" }
+      })
+      refused({ ...upload, headers: { "content-type": "application/pdf" } }, /x-goog-content-length-range was not sent/)
+      refused(
+        { ...upload, headers: { "content-type": "application/pdf", "x-goog-content-length-range": "0,999999999" } },
+        /does not match/
+      )
+      // A declared length is the tighter bound; it replaces the range.
+      const exact = yield* bounded.presignPut({
+        key,
+        contentType: "application/pdf",
+        expiresIn: 3600,
+        contentLength: 9
+      })
+      assert.strictEqual(new URL(exact).searchParams.get("X-Goog-SignedHeaders"), "content-length;content-type;host")
+    })
+  )
+})
+
+describe("download URLs", () => {
+  it.live("are accepted for GET and offer the file under its name through a signed response-content-disposition", () =>
+    Effect.gen(function* () {
+      const before = Date.now()
+      const url = yield* store.presignGet({ key, expiresIn: 3600, filename: "Relevé août.pdf" })
+      const parsed = new URL(url)
+      assert.strictEqual(
+        parsed.searchParams.get("response-content-disposition"),
+        ObjectStore.contentDisposition("Relevé août.pdf")
+      )
+      assert.strictEqual(parsed.searchParams.get("X-Goog-SignedHeaders"), "host")
+      const download = { method: "GET", url, at: Date.now() }
+      accepted(download)
+      refused({ ...download, method: "PUT" }, /signature does not match/)
+      refused({ ...download, at: before + hour + 2000 }, /expired/)
+      refused(
+        { ...download, url: withParam(url, "response-content-disposition", 'attachment; filename="invoice.html"') },
+        /signature does not match/
+      )
+    })
+  )
+
+  it.live("carry no disposition when no file name is given", () =>
+    Effect.gen(function* () {
+      const url = yield* store.presignGet({ key, expiresIn: 600 })
+      assert.isNull(new URL(url).searchParams.get("response-content-disposition"))
+      assert.strictEqual(new URL(url).searchParams.get("X-Goog-Expires"), "600")
+      accepted({ method: "GET", url, at: Date.now() })
+    })
+  )
+})
+
+describe("signing failures", () => {
+  it.live("credentials that cannot sign are AccessDenied, keeping the signer's error", () =>
+    Effect.gen(function* () {
+      const broken = GcsObjectStore.make({
+        bucket,
+        credentials: { client_email: account.clientEmail, private_key: Redacted.make("not a private key") }
+      })
+      const error = yield* Effect.flip(broken.presignPut({ key, contentType: "application/pdf", expiresIn: 3600 }))
+      assert.strictEqual(error._tag, "ObjectStoreError")
+      assert.strictEqual(error.reason, "AccessDenied")
+      assert.instanceOf(error.cause, Error)
+      assert.notInclude(error.message, "not a private key")
+    })
+  )
+
+  it.live("a lifetime GCS does not allow (over seven days) is refused before any URL is issued", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(store.presignGet({ key, expiresIn: 8 * 24 * 3600 }))
+      assert.strictEqual(error.reason, "Unknown")
+      assert.match(error.message, /seven days/)
+    })
+  )
+})
