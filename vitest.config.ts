@@ -1,10 +1,13 @@
 import { defaultServerConditions } from "vite"
 import { defineConfig } from "vitest/config"
 
+// Workspace packages resolve to their TypeScript sources, so tests need no build. "module" is left
+// out: it makes Vite pick the AWS SDK's dist-es build, whose extensionless imports Node cannot load.
+const conditions = ["@mailroom/source", ...defaultServerConditions.filter((c) => c !== "module")]
+
 export default defineConfig({
-  // Workspace packages resolve to their TypeScript sources, so tests need no build.
-  resolve: { conditions: ["@mailroom/source", ...defaultServerConditions] },
-  ssr: { resolve: { conditions: ["@mailroom/source", ...defaultServerConditions] } },
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
     testTimeout: 30_000

@@ -1,1 +1,1 @@
-export {}
+export * as PostmarkEmailProvider from "./PostmarkEmailProvider.js"

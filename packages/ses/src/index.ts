@@ -1,1 +1,1 @@
-export {}
+export * as SesEmailProvider from "./SesEmailProvider.js"

@@ -1,0 +1,61 @@
+// Builds the JSON body of Postmark's `POST /email` from core's normalised message: the sender with its
+// display name, comma-separated recipient lists, the bodies, and base64 attachments.
+import type { EmailProvider } from "@mailroom/core"
+import type { Message } from "postmark"
+
+const encoder = new TextEncoder()
+
+/**
+ * RFC 2047 encoded-words for a display name. Each word carries at most 45 UTF-8 bytes (60 base64
+ * characters), so no word exceeds the 75 characters the RFC allows, and no character is split.
+ */
+const encodedWords = (name: string): string => {
+  const words: Array<string> = []
+  let chunk = ""
+  for (const char of name) {
+    if (encoder.encode(chunk + char).byteLength > 45) {
+      words.push(chunk)
+      chunk = ""
+    }
+    chunk += char
+  }
+  if (chunk !== "") words.push(chunk)
+  return words.map((word) => `=?UTF-8?B?${Buffer.from(word, "utf8").toString("base64")}?=`).join(" ")
+}
+
+/**
+ * `"Name" <address>`, the form Postmark documents, with the name as UTF-8 (Postmark encodes the header
+ * itself). Postmark's parser does not read backslash escapes inside a quoted name: a `"` or `\` there is
+ * refused ("Unclosed quoted string"), so such a name, or one with a control character, goes as
+ * RFC 2047 encoded-words instead, which are plain ASCII atoms to any parser.
+ */
+export const formatSender = ({ address, name }: EmailProvider.Sender): string => {
+  if (name === undefined || name === "") return address
+  return /["\\\p{Cc}]/u.test(name) ? `${encodedWords(name)} <${address}>` : `"${name}" <${address}>`
+}
+
+const list = (addresses: ReadonlyArray<string>) => addresses.join(", ")
+
+const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
+
+export const toPostmarkMessage = (email: EmailProvider.OutboundEmail, messageStream: string): Message => ({
+  From: formatSender(email.from),
+  To: list(email.to),
+  ...(email.cc.length > 0 ? { Cc: list(email.cc) } : {}),
+  ...(email.bcc.length > 0 ? { Bcc: list(email.bcc) } : {}),
+  ...(email.replyTo.length > 0 ? { ReplyTo: list(email.replyTo) } : {}),
+  Subject: email.subject,
+  ...(email.html !== undefined ? { HtmlBody: email.html } : {}),
+  ...(email.text !== undefined ? { TextBody: email.text } : {}),
+  MessageStream: messageStream,
+  ...(email.attachments.length > 0
+    ? {
+        Attachments: email.attachments.map((attachment) => ({
+          Name: attachment.filename,
+          Content: base64(attachment.content),
+          ContentType: attachment.contentType,
+          ContentID: null
+        }))
+      }
+    : {})
+})

@@ -1,0 +1,258 @@
+import { assert, describe, it, layer } from "@effect/vitest"
+import { EmailProvider } from "@mailroom/core"
+import { EmailProviderSuite } from "@mailroom/core/testing"
+import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
+import { ServerClient } from "postmark"
+import { PostmarkEmailProvider } from "../src/index.js"
+import * as StandIn from "./PostmarkStandIn.js"
+import { PostmarkStandIn } from "./PostmarkStandIn.js"
+
+const providerFor = (standIn: StandIn.StandIn, options: { readonly messageStream?: string } = {}) =>
+  PostmarkEmailProvider.make({
+    serverToken: Redacted.make(standIn.token),
+    requestHost: standIn.host,
+    useHttps: false,
+    timeout: "5 seconds",
+    ...options
+  })
+
+const ProviderLive = Layer.effect(
+  EmailProvider.EmailProvider,
+  Effect.gen(function* () {
+    return providerFor(yield* PostmarkStandIn)
+  })
+).pipe(Layer.provideMerge(PostmarkStandIn.layer()))
+
+EmailProviderSuite("postmark", {
+  layer: ProviderLive,
+  read: (messageId) =>
+    Effect.gen(function* () {
+      return (yield* PostmarkStandIn).received(messageId)
+    })
+})
+
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
+  from: { address: "billing@acme.example", name: "Acme Billing" },
+  to: ["alice@example.com"],
+  cc: [],
+  bcc: [],
+  replyTo: [],
+  subject: "Your invoice",
+  text: "See attached.",
+  attachments: [],
+  ...parts
+})
+
+const lastBody = (standIn: StandIn.StandIn) =>
+  JSON.parse(standIn.requests.at(-1)?.body ?? "null") as Record<string, unknown>
+
+/** A stand-in for one test, closed when the test ends. */
+const withStandIn = <A, E>(
+  options: StandIn.StandInOptions,
+  f: (standIn: StandIn.StandIn) => Effect.Effect<A, E>
+): Effect.Effect<A, E> => Effect.scoped(Effect.flatMap(StandIn.make(options), f))
+
+describe("PostmarkEmailProvider", () => {
+  layer(ProviderLive)((it) => {
+    it.effect("sends POST /email with the server token, JSON headers and Postmark's field names", () =>
+      Effect.gen(function* () {
+        const standIn = yield* PostmarkStandIn
+        const provider = yield* EmailProvider.EmailProvider
+        const pdf = new Uint8Array([37, 80, 68, 70, 0, 255, 1])
+        const { messageId } = yield* provider.send(
+          message({
+            to: ["alice@example.com", "bob@example.com"],
+            replyTo: ["help@acme.example"],
+            html: "<p>See attached.</p>",
+            attachments: [{ filename: "invoice.pdf", contentType: "application/pdf", content: pdf }]
+          })
+        )
+        const request = standIn.requests.at(-1)
+        assert.strictEqual(request?.method, "POST")
+        assert.strictEqual(request?.path, "/email")
+        assert.strictEqual(request?.headers["x-postmark-server-token"], standIn.token)
+        assert.strictEqual(request?.status, 200)
+        assert.deepStrictEqual(lastBody(standIn), {
+          From: '"Acme Billing" <billing@acme.example>',
+          To: "alice@example.com, bob@example.com",
+          ReplyTo: "help@acme.example",
+          Subject: "Your invoice",
+          HtmlBody: "<p>See attached.</p>",
+          TextBody: "See attached.",
+          MessageStream: "outbound",
+          Attachments: [
+            {
+              Name: "invoice.pdf",
+              Content: Buffer.from(pdf).toString("base64"),
+              ContentType: "application/pdf",
+              ContentID: null
+            }
+          ]
+        })
+        // message_id is the MessageID Postmark answered.
+        assert.strictEqual(standIn.accepted.at(-1)?.messageId, messageId)
+      })
+    )
+
+    it.effect("keeps a sender name with quotes, a backslash and a comma intact", () =>
+      Effect.gen(function* () {
+        const standIn = yield* PostmarkStandIn
+        const provider = yield* EmailProvider.EmailProvider
+        const name = 'Acme "Best" \\ Billing, Inc. — Zoë'
+        const { messageId } = yield* provider.send(message({ from: { address: "billing@acme.example", name } }))
+        assert.deepStrictEqual(standIn.received(messageId).from, { address: "billing@acme.example", name })
+      })
+    )
+
+    it.effect("sends a sender without a name as the bare address", () =>
+      Effect.gen(function* () {
+        const standIn = yield* PostmarkStandIn
+        const provider = yield* EmailProvider.EmailProvider
+        const { messageId } = yield* provider.send(message({ from: { address: "billing@acme.example" } }))
+        assert.strictEqual(lastBody(standIn).From, "billing@acme.example")
+        assert.deepStrictEqual(standIn.received(messageId).from, { address: "billing@acme.example" })
+      })
+    )
+
+    it.effect("sends 50 recipients across To, Cc and Bcc, the limit it declares", () =>
+      Effect.gen(function* () {
+        const standIn = yield* PostmarkStandIn
+        const provider = yield* EmailProvider.EmailProvider
+        const addresses = (n: number, prefix: string) =>
+          Array.from({ length: n }, (_, i) => `${prefix}${i}@example.com`)
+        const { maxRecipients } = provider.limits
+        const to = addresses(maxRecipients - 20, "t")
+        const { messageId } = yield* provider.send(message({ to, cc: addresses(10, "c"), bcc: addresses(10, "b") }))
+        const received = standIn.received(messageId)
+        assert.strictEqual(received.to.length + received.cc.length + received.bcc.length, maxRecipients)
+        const error = yield* Effect.flip(
+          provider.send(
+            message({ to: [...to, "one-more@example.com"], cc: addresses(10, "c"), bcc: addresses(10, "b") })
+          )
+        )
+        assert.strictEqual(error.reason._tag, "InvalidRequest")
+      })
+    )
+
+    it.effect("sends a message of the declared maximum size, counted after base64", () =>
+      Effect.gen(function* () {
+        const standIn = yield* PostmarkStandIn
+        const provider = yield* EmailProvider.EmailProvider
+        const text = "See attached."
+        // Raw bytes whose base64 plus the text is exactly the declared maximum.
+        const raw = Math.floor((provider.limits.maxMessageBytes - text.length) / 4) * 3
+        const content = new Uint8Array(raw).fill(7)
+        const { messageId } = yield* provider.send(
+          message({ text, attachments: [{ filename: "big.pdf", contentType: "application/pdf", content }] })
+        )
+        assert.deepStrictEqual(standIn.received(messageId).attachments[0]?.content, content)
+      })
+    )
+
+    it.effect("refuses every extension it declares forbidden, as Postmark does", () =>
+      Effect.gen(function* () {
+        const provider = yield* EmailProvider.EmailProvider
+        for (const extension of provider.limits.forbiddenExtensions) {
+          const filename = `file.${extension.toUpperCase()}`
+          const error = yield* Effect.flip(
+            provider.send(
+              message({
+                attachments: [{ filename, contentType: "application/octet-stream", content: new Uint8Array([1]) }]
+              })
+            )
+          )
+          assert.strictEqual(error.reason._tag, "InvalidRequest")
+          assert.include(error.message, filename)
+        }
+        assert.isAtLeast(provider.limits.forbiddenExtensions.length, StandIn.forbiddenExtensions.size)
+      })
+    )
+  })
+
+  it.effect("sends on the configured message stream", () =>
+    withStandIn({ streams: ["outbound", "receipts"] }, (standIn) =>
+      Effect.gen(function* () {
+        const { messageId } = yield* providerFor(standIn, { messageStream: "receipts" }).send(message())
+        assert.strictEqual(standIn.accepted.find((m) => m.messageId === messageId)?.fields.MessageStream, "receipts")
+      })
+    )
+  )
+
+  it.effect("reports a message stream the server lacks as a configuration error", () =>
+    withStandIn({}, (standIn) =>
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(providerFor(standIn, { messageStream: "receipts" }).send(message()))
+        assert.strictEqual(error.reason._tag, "Unknown")
+        assert.include(error.message, "messageStream")
+        assert.isFalse(error.isRetryable)
+      })
+    )
+  )
+
+  it.effect("takes the server token as a plain string too", () =>
+    withStandIn({}, (standIn) =>
+      Effect.gen(function* () {
+        const provider = PostmarkEmailProvider.make({
+          serverToken: standIn.token,
+          requestHost: standIn.host,
+          useHttps: false
+        })
+        const { messageId } = yield* provider.send(message())
+        assert.strictEqual(standIn.received(messageId).subject, "Your invoice")
+      })
+    )
+  )
+
+  it.effect("sends through an injected client", () =>
+    withStandIn({}, (standIn) =>
+      Effect.gen(function* () {
+        let calls = 0
+        const client = new ServerClient(standIn.token, {
+          useHttps: false,
+          requestHost: standIn.host,
+          timeout: 5,
+          fetch: (input, init) => {
+            calls++
+            return fetch(input, init)
+          }
+        })
+        const { messageId } = yield* PostmarkEmailProvider.make({ client }).send(message())
+        assert.strictEqual(calls, 1)
+        assert.strictEqual(standIn.received(messageId).to[0], "alice@example.com")
+      })
+    )
+  )
+
+  it.effect("reads its options from Config with layerConfig", () =>
+    withStandIn({}, (standIn) =>
+      Effect.gen(function* () {
+        const provider = yield* EmailProvider.EmailProvider
+        assert.strictEqual(provider.name, "postmark")
+        const { messageId } = yield* provider.send(message())
+        assert.strictEqual(standIn.received(messageId).from.name, "Acme Billing")
+      }).pipe(
+        Effect.provide(
+          PostmarkEmailProvider.layerConfig({
+            serverToken: Config.Redacted("POSTMARK_SERVER_TOKEN"),
+            requestHost: Config.String("POSTMARK_REQUEST_HOST"),
+            useHttps: Config.Boolean("POSTMARK_USE_HTTPS")
+          }).pipe(
+            Layer.provide(
+              ConfigProvider.layer(
+                ConfigProvider.fromUnknown({
+                  POSTMARK_SERVER_TOKEN: standIn.token,
+                  POSTMARK_REQUEST_HOST: standIn.host,
+                  POSTMARK_USE_HTTPS: "false"
+                })
+              )
+            )
+          )
+        )
+      )
+    )
+  )
+
+  it("refuses an empty server token when it is built", () => {
+    assert.throws(() => PostmarkEmailProvider.make({ serverToken: Redacted.make("  ") }), /serverToken/)
+  })
+})

@@ -1,0 +1,207 @@
+// mailroom's EmailProvider on Amazon SES v2: one SendEmail call with Simple content (attachments
+// included) per message, and every SES failure translated into core's ProviderError.
+import { SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
+import { EmailProvider } from "@mailroom/core"
+import { Config, Effect, Layer, Redacted, type Scope } from "effect"
+import { fromSesError, missingMessageId } from "./internal/errors.js"
+import { sendEmailInput } from "./internal/message.js"
+
+export interface Options {
+  /** AWS region of the SES account, e.g. `"eu-west-1"`. Default: the SDK's own lookup (`AWS_REGION`, profile). */
+  readonly region?: string | undefined
+  /** Another SES endpoint, e.g. an emulator's `http://127.0.0.1:8005`. Default: the region's SES endpoint. */
+  readonly endpoint?: string | undefined
+  /** Given together with `secretAccessKey`. Default: the SDK's credential chain (env, profile, SSO, instance role...). */
+  readonly accessKeyId?: Redacted.Redacted<string> | undefined
+  /** Given together with `accessKeyId`. Default: the SDK's credential chain. */
+  readonly secretAccessKey?: Redacted.Redacted<string> | undefined
+  /** For temporary credentials only. Default: none. */
+  readonly sessionToken?: Redacted.Redacted<string> | undefined
+  /** SES configuration set applied to every message (event publishing, dedicated IPs). Default: none. */
+  readonly configurationSetName?: string | undefined
+  /**
+   * A client of your own (custom middleware, retry policy, HTTP handler). The options above that build
+   * a client are then ignored, and the client is not destroyed with the layer. Default: a client built
+   * from the options above, with `maxAttempts: 1`.
+   */
+  readonly client?: SESv2Client | undefined
+}
+
+/** What can be read from `Config`: every option but the client. */
+export type ConfigOptions = Omit<Options, "client">
+
+/**
+ * SES v2's quotas: 50 recipients across To, Cc and Bcc; 40 MB per message once attachments are
+ * base64-encoded (taken as 40 * 1024 * 1024 bytes, as SES counted its former 10 MB as 10485760 bytes);
+ * and the file extensions its "Unsupported attachment types" list refuses.
+ */
+export const limits: EmailProvider.Limits = {
+  maxRecipients: 50,
+  maxMessageBytes: 40 * 1024 * 1024,
+  forbiddenExtensions: [
+    "ade",
+    "adp",
+    "app",
+    "asp",
+    "bas",
+    "bat",
+    "cer",
+    "chm",
+    "cmd",
+    "com",
+    "cpl",
+    "crt",
+    "csh",
+    "der",
+    "exe",
+    "fxp",
+    "gadget",
+    "hlp",
+    "hta",
+    "inf",
+    "ins",
+    "isp",
+    "its",
+    "js",
+    "jse",
+    "ksh",
+    "lib",
+    "lnk",
+    "mad",
+    "maf",
+    "mag",
+    "mam",
+    "maq",
+    "mar",
+    "mas",
+    "mat",
+    "mau",
+    "mav",
+    "maw",
+    "mda",
+    "mdb",
+    "mde",
+    "mdt",
+    "mdw",
+    "mdz",
+    "msc",
+    "msh",
+    "msh1",
+    "msh2",
+    "mshxml",
+    "msh1xml",
+    "msh2xml",
+    "msi",
+    "msp",
+    "mst",
+    "ops",
+    "pcd",
+    "pif",
+    "plg",
+    "prf",
+    "prg",
+    "reg",
+    "scf",
+    "scr",
+    "sct",
+    "shb",
+    "shs",
+    "sys",
+    "ps1",
+    "ps1xml",
+    "ps2",
+    "ps2xml",
+    "psc1",
+    "psc2",
+    "tmp",
+    "url",
+    "vb",
+    "vbe",
+    "vbs",
+    "vps",
+    "vsmacros",
+    "vss",
+    "vst",
+    "vsw",
+    "vxd",
+    "ws",
+    "wsc",
+    "wsf",
+    "wsh",
+    "xnk"
+  ]
+}
+
+/**
+ * The client built from options makes one attempt per send. Core's Mailer already retries what is
+ * safe to retry (throttling, a connection never made), and the SDK's own retries would multiply
+ * those, and would also resend after a timeout or a 5xx, when SES may already have accepted the message.
+ */
+const buildClient = (options: ConfigOptions): SESv2Client =>
+  new SESv2Client({
+    maxAttempts: 1,
+    ...(options.region === undefined ? {} : { region: options.region }),
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    ...(options.accessKeyId === undefined || options.secretAccessKey === undefined
+      ? {}
+      : {
+          credentials: {
+            accessKeyId: Redacted.value(options.accessKeyId),
+            secretAccessKey: Redacted.value(options.secretAccessKey),
+            ...(options.sessionToken === undefined ? {} : { sessionToken: Redacted.value(options.sessionToken) })
+          }
+        })
+  })
+
+/** The provider; a client it builds itself is destroyed when the scope closes. */
+export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailProvider, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    if ((options.accessKeyId === undefined) !== (options.secretAccessKey === undefined)) {
+      return yield* Effect.die(
+        new Error(
+          "SesEmailProvider: give accessKeyId and secretAccessKey together, or neither to use the AWS SDK's credential chain"
+        )
+      )
+    }
+    const client =
+      options.client ??
+      (yield* Effect.acquireRelease(
+        Effect.sync(() => buildClient(options)),
+        (built) => Effect.sync(() => built.destroy())
+      ))
+    const secrets = [options.accessKeyId, options.secretAccessKey, options.sessionToken].flatMap((secret) =>
+      secret === undefined ? [] : [Redacted.value(secret)]
+    )
+    const provider: EmailProvider.EmailProvider = {
+      name: "ses",
+      limits,
+      send: (email) =>
+        Effect.tryPromise({
+          try: (signal) =>
+            client.send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
+              abortSignal: signal
+            }),
+          catch: (error) => fromSesError(error, { email, secrets })
+        }).pipe(
+          Effect.flatMap((output) =>
+            output.MessageId === undefined || output.MessageId === ""
+              ? Effect.fail(missingMessageId(output))
+              : Effect.succeed({ messageId: output.MessageId })
+          )
+        )
+    }
+    return provider
+  })
+
+/** Provides core's `EmailProvider` service. */
+export const layer = (options: Options = {}): Layer.Layer<EmailProvider.EmailProvider> =>
+  Layer.effect(EmailProvider.EmailProvider, make(options))
+
+/**
+ * The same, with options read from `Config`, e.g.
+ * `layerConfig({ region: Config.String("AWS_REGION") })`.
+ */
+export const layerConfig = (
+  options: Config.Wrap<ConfigOptions>
+): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
+  Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(options), make))

@@ -1,0 +1,155 @@
+import { assert, describe, it, layer } from "@effect/vitest"
+import { EmailProvider } from "@mailroom/core"
+import { EmailProviderSuite } from "@mailroom/core/testing"
+import { Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
+import { SesEmailProvider } from "../src/index.js"
+import { Emulator, EmulatorLive, ProviderLive, parseFrom, read, stored } from "./emulator.js"
+
+EmailProviderSuite("SES v2 on aws-ses-v2-local", { layer: ProviderLive(), read })
+
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
+  from: { address: "sender@acme.example" },
+  to: ["alice@example.com"],
+  cc: [],
+  bcc: [],
+  replyTo: [],
+  subject: "Your receipt",
+  text: "Thanks.",
+  attachments: [],
+  ...parts
+})
+
+const send = (email: EmailProvider.OutboundEmail) =>
+  Effect.gen(function* () {
+    const provider = yield* EmailProvider.EmailProvider
+    const { messageId } = yield* provider.send(email)
+    return yield* stored(messageId)
+  })
+
+const encodedWord = /^=\?UTF-8\?B\?[A-Za-z0-9+/]+={0,2}\?=$/
+
+describe("SesEmailProvider on the emulator", () => {
+  layer(ProviderLive(), { timeout: 30_000, excludeTestServices: true })((it) => {
+    it.effect("a non-ASCII name reaches SES as 7-bit encoded-words outside quotes, each within 75 characters", () =>
+      Effect.gen(function* () {
+        for (const name of ["Zoë Ångström — Açme, Inc.", `${"é".repeat(40)} 📎 ${"日本語".repeat(12)}`]) {
+          const email = yield* send(message({ from: { address: "sender@acme.example", name } }))
+          assert.match(email.from, /^[\x20-\x7e]+$/, "the From SES receives must be 7-bit ASCII")
+          assert.isTrue(email.from.endsWith(" <sender@acme.example>"))
+          const words = email.from.slice(0, -" <sender@acme.example>".length).split(" ")
+          for (const word of words) {
+            assert.match(word, encodedWord)
+            assert.isAtMost(word.length, 75)
+          }
+          const parsed = yield* parseFrom(email.from)
+          assert.deepStrictEqual(parsed, { address: "sender@acme.example", name, count: 1 })
+        }
+      })
+    )
+
+    it.effect("an ASCII name with specials stays one quoted name of one address", () =>
+      Effect.gen(function* () {
+        const name = 'Acme, Inc. "Billing" <billing@other.example> \\ support'
+        const email = yield* send(message({ from: { address: "sender@acme.example", name } }))
+        assert.isTrue(email.from.startsWith('"'))
+        assert.deepStrictEqual(yield* parseFrom(email.from), { address: "sender@acme.example", name, count: 1 })
+      })
+    )
+
+    it.effect("without a name the From is the bare address", () =>
+      Effect.gen(function* () {
+        const email = yield* send(message({ from: { address: "sender@acme.example", name: "" } }))
+        assert.strictEqual(email.from, "sender@acme.example")
+      })
+    )
+
+    it.effect("a Unicode domain is punycoded, as SES requires", () =>
+      Effect.gen(function* () {
+        const email = yield* send(message({ to: ["anna@bücher.example"], cc: ["carol@example.com"] }))
+        assert.deepStrictEqual(email.destination.to, ["anna@xn--bcher-kva.example"])
+        assert.deepStrictEqual(email.destination.cc, ["carol@example.com"])
+      })
+    )
+
+    it.effect("attachments are sent as attachments, not inline", () =>
+      Effect.gen(function* () {
+        const email = yield* send(
+          message({
+            attachments: [{ filename: "a.pdf", contentType: "application/pdf", content: new Uint8Array([0, 255]) }]
+          })
+        )
+        assert.strictEqual(email.attachments[0]?.contentDisposition, "ATTACHMENT")
+        assert.strictEqual(email.attachments[0]?.content, "AP8=")
+      })
+    )
+
+    it.effect("declares SES's limits", () =>
+      Effect.gen(function* () {
+        const { name, limits } = yield* EmailProvider.EmailProvider
+        assert.strictEqual(name, "ses")
+        assert.strictEqual(limits.maxRecipients, 50)
+        assert.strictEqual(limits.maxMessageBytes, 41_943_040)
+        for (const extension of ["exe", "bat", "js", "ps1", "msi", "vbs", "scr", "lnk"]) {
+          assert.include(limits.forbiddenExtensions, extension)
+        }
+        for (const extension of ["pdf", "csv", "png", "zip", "docx", "txt"]) {
+          assert.notInclude(limits.forbiddenExtensions, extension)
+        }
+      })
+    )
+  })
+})
+
+describe("SesEmailProvider.layerConfig", () => {
+  it.effect("reads its options from Config and sends", () =>
+    Effect.gen(function* () {
+      const { url } = yield* Emulator
+      const provider = SesEmailProvider.layerConfig({
+        region: Config.String("AWS_REGION"),
+        endpoint: Config.String("SES_ENDPOINT"),
+        accessKeyId: Config.Redacted("SES_ACCESS_KEY_ID"),
+        secretAccessKey: Config.Redacted("SES_SECRET_ACCESS_KEY"),
+        configurationSetName: Config.String("SES_CONFIGURATION_SET").pipe(Config.withDefault(undefined))
+      }).pipe(
+        Layer.provide(
+          ConfigProvider.layer(
+            ConfigProvider.fromUnknown({
+              AWS_REGION: "eu-west-1",
+              SES_ENDPOINT: url,
+              SES_ACCESS_KEY_ID: "AKIDCONFIG",
+              SES_SECRET_ACCESS_KEY: "config-secret"
+            })
+          )
+        )
+      )
+      const email = yield* send(message({ subject: "from Config" })).pipe(Effect.provide(provider))
+      assert.strictEqual(email.subject, "from Config")
+    }).pipe(Effect.provide(EmulatorLive))
+  )
+
+  it.effect("fails with a ConfigError when a required option is missing", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        Layer.build(SesEmailProvider.layerConfig({ region: Config.String("AWS_REGION") })).pipe(
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))),
+          Effect.scoped
+        )
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "AWS_REGION")
+    })
+  )
+
+  it.effect("refuses half a credential instead of silently using another one", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        Layer.build(SesEmailProvider.layer({ region: "us-east-1", accessKeyId: Redacted.make("AKIDONLY") })).pipe(
+          Effect.scoped
+        )
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "accessKeyId and secretAccessKey together")
+      assert.notInclude(String(Exit.isFailure(exit) ? exit.cause : ""), "AKIDONLY")
+    })
+  )
+})
