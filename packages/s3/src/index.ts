@@ -1,1 +1,1 @@
-export {}
+export * as S3ObjectStore from "./S3ObjectStore.js"

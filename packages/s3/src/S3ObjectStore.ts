@@ -1,0 +1,216 @@
+// mailroom's ObjectStore on Amazon S3 and S3-compatible stores (Cloudflare R2, MinIO): object
+// operations through @aws-sdk/client-s3, presigned URLs signed directly with AWS's SigV4 signer.
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client
+} from "@aws-sdk/client-s3"
+import { ObjectStore } from "@mailroom/core"
+import { Clock, Config, Effect, Layer, Redacted, type Scope } from "effect"
+import { toLookupError, toObjectStoreError } from "./internal/errors.js"
+import { type Credentials, makePresigner, resolveTarget } from "./internal/presigner.js"
+
+/** Where the bucket is and how to reach it; the shape of the server's `"storage": { "kind": "s3" }`. */
+export interface ConnectionOptions {
+  /** The bucket attachments are kept in. */
+  readonly bucket: string
+  /**
+   * The region requests are signed for and, without `endpoint`, sent to
+   * (`https://{bucket}.s3.{region}.amazonaws.com`). Cloudflare R2 uses `"auto"`.
+   */
+  readonly region: string
+  /**
+   * An S3-compatible endpoint: `https://<account>.r2.cloudflarestorage.com`, `http://localhost:9000`.
+   * Default: AWS's regional endpoint for `region`.
+   */
+  readonly endpoint?: string
+  /**
+   * Put the bucket in the path (`{endpoint}/{bucket}/{key}`) instead of the host name
+   * (`{bucket}.{endpoint host}/{key}`). Default `false`. MinIO needs `true`. Buckets that are not a
+   * plain DNS label (dots, capitals) and IP-address endpoints use the path anyway, as in the SDK.
+   */
+  readonly forcePathStyle?: boolean
+  /** Access key id, given together with `secretAccessKey`. Default: the SDK's credential chain. */
+  readonly accessKeyId?: string | Redacted.Redacted<string>
+  /**
+   * Secret access key, given together with `accessKeyId`. Default: the SDK's credential chain
+   * (environment, shared config and credentials files, SSO, container and instance roles).
+   */
+  readonly secretAccessKey?: Redacted.Redacted<string>
+}
+
+/** An S3 client you built yourself (middleware, retry policy, HTTP agent, other credentials). */
+export interface ClientOptions {
+  /** The bucket attachments are kept in. */
+  readonly bucket: string
+  /**
+   * Used for every object operation; presigned URLs follow its region, endpoint, path style and
+   * credentials. It stays yours: the layer does not destroy it. Build it with
+   * `requestChecksumCalculation: "WHEN_REQUIRED"` for R2 and MinIO.
+   */
+  readonly client: S3Client
+}
+
+export type Options = (ConnectionOptions & { readonly client?: undefined }) | ClientOptions
+
+const secretsOf = (options: ConnectionOptions) => {
+  const { accessKeyId, secretAccessKey } = options
+  if (accessKeyId === undefined && secretAccessKey === undefined) return undefined
+  if (accessKeyId === undefined || secretAccessKey === undefined) {
+    throw new Error("S3ObjectStore: give accessKeyId and secretAccessKey together, or neither for the SDK's chain")
+  }
+  return {
+    accessKeyId: Redacted.isRedacted(accessKeyId) ? Redacted.value(accessKeyId) : accessKeyId,
+    secretAccessKey: Redacted.value(secretAccessKey)
+  }
+}
+
+interface Connection {
+  readonly client: S3Client
+  readonly region: string
+  readonly endpoint: string | undefined
+  readonly forcePathStyle: boolean
+  /** Resolved once: fixed keys, or the client's provider, which caches the chain until expiry. */
+  readonly credentials: Credentials
+}
+
+const build = (options: ConnectionOptions): Effect.Effect<Connection, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const secrets = yield* Effect.try({ try: () => secretsOf(options), catch: (error) => error }).pipe(Effect.orDie)
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(
+        () =>
+          new S3Client({
+            region: options.region,
+            ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+            forcePathStyle: options.forcePathStyle ?? false,
+            ...(secrets === undefined ? {} : { credentials: secrets }),
+            // Since client-s3 3.729 the SDK adds a CRC32 to every PutObject by default; only send
+            // checksums an operation requires, which keeps S3-compatible stores happy.
+            requestChecksumCalculation: "WHEN_REQUIRED"
+          })
+      ),
+      (client) => Effect.sync(() => client.destroy())
+    )
+    return {
+      client,
+      region: options.region,
+      endpoint: options.endpoint,
+      forcePathStyle: options.forcePathStyle ?? false,
+      credentials: secrets ?? client.config.credentials
+    }
+  })
+
+const adopt = (client: S3Client): Effect.Effect<Connection> =>
+  Effect.promise(async () => {
+    const endpoint = client.config.endpoint === undefined ? undefined : await client.config.endpoint()
+    return {
+      client,
+      region: await client.config.region(),
+      endpoint:
+        endpoint === undefined
+          ? undefined
+          : `${endpoint.protocol}//${endpoint.hostname}${endpoint.port === undefined ? "" : `:${endpoint.port}`}${endpoint.path}`,
+      forcePathStyle: client.config.forcePathStyle ?? false,
+      credentials: client.config.credentials
+    }
+  })
+
+/**
+ * An ObjectStore on the bucket. Presigned PUTs bind `Content-Type` (and `Content-Length` when
+ * declared) as signed headers; head, get and delete answer `ObjectNotFound` for a missing key.
+ */
+export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { client, region, endpoint, forcePathStyle, credentials } =
+      options.client === undefined ? yield* build(options) : yield* adopt(options.client)
+    const Bucket = options.bucket
+    const presigner = makePresigner({
+      target: resolveTarget({ bucket: Bucket, region, endpoint, forcePathStyle }),
+      region,
+      credentials
+    })
+
+    const head = (key: string) =>
+      Effect.tryPromise({
+        try: (abortSignal) => client.send(new HeadObjectCommand({ Bucket, Key: key }), { abortSignal }),
+        catch: (error) => toLookupError("HeadObject", key, error)
+      }).pipe(
+        Effect.map(
+          (output): ObjectStore.ObjectInfo => ({
+            size: output.ContentLength ?? 0,
+            contentType: output.ContentType ?? "application/octet-stream"
+          })
+        )
+      )
+
+    return ObjectStore.ObjectStore.of({
+      presignPut: ({ key, contentType, expiresIn, contentLength }) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.tryPromise({
+            try: () => presigner.put(key, contentType, contentLength, expiresIn, now),
+            catch: (error) => toObjectStoreError("presign PUT", key, error)
+          })
+        ),
+      presignGet: ({ key, expiresIn, filename }) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.tryPromise({
+            try: () =>
+              presigner.get(
+                key,
+                filename === undefined ? undefined : ObjectStore.contentDisposition(filename),
+                expiresIn,
+                now
+              ),
+            catch: (error) => toObjectStoreError("presign GET", key, error)
+          })
+        ),
+      head,
+      get: (key) =>
+        Effect.tryPromise({
+          try: async (abortSignal) => {
+            const output = await client.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal })
+            return output.Body === undefined ? new Uint8Array(0) : await output.Body.transformToByteArray()
+          },
+          catch: (error) => toLookupError("GetObject", key, error)
+        }),
+      put: (key, content, contentType) =>
+        Effect.tryPromise({
+          try: (abortSignal) =>
+            client.send(
+              new PutObjectCommand({
+                Bucket,
+                Key: key,
+                Body: content,
+                ContentType: contentType,
+                ContentLength: content.byteLength
+              }),
+              { abortSignal }
+            ),
+          catch: (error) => toObjectStoreError("PutObject", key, error)
+        }).pipe(Effect.asVoid),
+      // S3 answers 204 to a DELETE of a missing key, so existence is checked first.
+      delete: (key) =>
+        Effect.flatMap(head(key), () =>
+          Effect.tryPromise({
+            try: (abortSignal) => client.send(new DeleteObjectCommand({ Bucket, Key: key }), { abortSignal }),
+            catch: (error) => toLookupError("DeleteObject", key, error)
+          })
+        ).pipe(Effect.asVoid)
+    })
+  })
+
+/** Provides core's `ObjectStore` on the bucket; a client built from options is destroyed with the layer. */
+export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore> =>
+  Layer.effect(ObjectStore.ObjectStore, make(options))
+
+/**
+ * As `layer`, with the options read from `Config`:
+ * `layerConfig({ bucket: Config.String("S3_BUCKET"), region: Config.String("AWS_REGION") })`.
+ */
+export const layerConfig = (
+  config: Config.Wrap<ConnectionOptions>
+): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
+  Layer.effect(ObjectStore.ObjectStore, Effect.flatMap(Config.unwrap(config), make))
