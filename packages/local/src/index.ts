@@ -1,1 +1,2 @@
-export {}
+export * as DiskObjectStore from "./DiskObjectStore.js"
+export * as OutboxEmailProvider from "./OutboxEmailProvider.js"

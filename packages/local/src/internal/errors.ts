@@ -1,0 +1,56 @@
+// The one place where what `node:fs` throws becomes core's vocabulary: ObjectStore errors for the
+// disk store, ProviderError for the outbox. The original error stays as `cause`.
+import { ObjectStore, ProviderError } from "@mailroom/core"
+import { quote } from "./keys.js"
+
+/** The `code` of a `node:fs` error (ENOENT, ENOSPC...). */
+export const codeOf = (error: unknown): string | undefined => {
+  const code = (error as { readonly code?: unknown } | null)?.code
+  return typeof code === "string" ? code : undefined
+}
+
+// What a lookup of a missing key runs into: no such file, a file where a directory is expected,
+// or a directory where the object's file is expected.
+const missingCodes = new Set(["ENOENT", "ENOTDIR", "EISDIR"])
+const deniedCodes = new Set(["EACCES", "EPERM", "EROFS"])
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** A file system failure while writing or reading. */
+export const storeError = (operation: string, key: string, error: unknown): ObjectStore.ObjectStoreError => {
+  const code = codeOf(error)
+  return new ObjectStore.ObjectStoreError({
+    reason: code !== undefined && deniedCodes.has(code) ? "AccessDenied" : "Unknown",
+    message: `${operation} ${quote(key)} failed: ${describe(error)}`,
+    cause: error
+  })
+}
+
+/** As `storeError`, where a missing file means that nothing is stored under the key. */
+export const lookupError = (
+  operation: string,
+  key: string,
+  error: unknown
+): ObjectStore.ObjectNotFound | ObjectStore.ObjectStoreError => {
+  const code = codeOf(error)
+  return code !== undefined && missingCodes.has(code)
+    ? new ObjectStore.ObjectNotFound({ key })
+    : storeError(operation, key, error)
+}
+
+export const isMissing = (error: unknown): boolean => {
+  const code = codeOf(error)
+  return code !== undefined && missingCodes.has(code)
+}
+
+/** A request the store cannot serve, such as a key that would leave the store's directory. */
+export const invalid = (operation: string, message: string): ObjectStore.ObjectStoreError =>
+  new ObjectStore.ObjectStoreError({ reason: "Unknown", message: `${operation}: ${message}` })
+
+/** The outbox could not render or write the message: nothing was sent. */
+export const outboxError = (error: unknown): ProviderError.ProviderError =>
+  new ProviderError.ProviderError({
+    provider: "outbox",
+    reason: new ProviderError.Unknown({ message: `the outbox could not write the message: ${describe(error)}` }),
+    cause: error
+  })

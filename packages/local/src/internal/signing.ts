@@ -1,0 +1,35 @@
+// The signatures of the disk store's URLs: HMAC-SHA256 over everything the URL grants, compared in
+// constant time.
+import { createHmac, timingSafeEqual } from "node:crypto"
+
+/** What a URL grants; absent fields are signed as absent, so a bound field cannot be dropped. */
+export interface Grant {
+  readonly method: "GET" | "PUT"
+  readonly key: string
+  /** Unix seconds. */
+  readonly expires: string
+  readonly contentType?: string | undefined
+  readonly contentLength?: string | undefined
+  readonly filename?: string | undefined
+}
+
+// JSON keeps the fields apart whatever characters they hold; the version names this scheme.
+const payloadOf = (grant: Grant) =>
+  JSON.stringify([
+    "mailroom-disk-v1",
+    grant.method,
+    grant.key,
+    grant.contentType ?? null,
+    grant.contentLength ?? null,
+    grant.filename ?? null,
+    grant.expires
+  ])
+
+export const sign = (secret: string, grant: Grant): string =>
+  createHmac("sha256", secret).update(payloadOf(grant)).digest("hex")
+
+export const verify = (secret: string, grant: Grant, signature: string): boolean => {
+  const expected = Buffer.from(sign(secret, grant), "utf8")
+  const given = Buffer.from(signature, "utf8")
+  return given.byteLength === expected.byteLength && timingSafeEqual(given, expected)
+}

@@ -1,0 +1,165 @@
+// The disk format of the local store: one file per object, a one-line JSON header then the raw
+// bytes, written to a temporary file and renamed into place so a replacement is atomic.
+import { randomUUID } from "node:crypto"
+import { type FileHandle, mkdir, open, rename, rm, rmdir } from "node:fs/promises"
+import * as path from "node:path"
+
+/** What the first line of an object's file holds. */
+interface Header {
+  readonly contentType: string
+}
+
+// A content type is short; a header that runs longer than this is a damaged file, not an object.
+const maxHeaderBytes = 16 * 1024
+
+export const encodeHeader = (contentType: string): Uint8Array =>
+  Buffer.from(`${JSON.stringify({ contentType } satisfies Header)}\n`, "utf8")
+
+/** Thrown for a file that is not one this store wrote. */
+export class DamagedObject extends Error {}
+
+/** A file system error with a code, as `node:fs` throws them. */
+const fsError = (code: string, message: string) => Object.assign(new Error(message), { code })
+
+export interface OpenObject {
+  /** Open on the file as it was when opened: a later rename over it does not change what is read. */
+  readonly handle: FileHandle
+  readonly contentType: string
+  /** Where the bytes start in the file. */
+  readonly start: number
+  readonly size: number
+}
+
+export const openObject = async (file: string): Promise<OpenObject> => {
+  const handle = await open(file, "r")
+  try {
+    const stat = await handle.stat()
+    // A key that names a directory of other keys is not an object.
+    if (!stat.isFile()) throw fsError("EISDIR", `not a file: ${file}`)
+    const chunk = Buffer.alloc(Math.min(maxHeaderBytes, stat.size))
+    const { bytesRead } = await handle.read(chunk, 0, chunk.byteLength, 0)
+    const end = chunk.subarray(0, bytesRead).indexOf(0x0a)
+    if (end === -1) throw new DamagedObject(`the object file ${file} has no header line`)
+    let header: unknown
+    try {
+      header = JSON.parse(chunk.toString("utf8", 0, end))
+    } catch (cause) {
+      throw new DamagedObject(`the object file ${file} has a damaged header`, { cause })
+    }
+    const contentType = (header as Partial<Header> | null)?.contentType
+    if (typeof contentType !== "string") throw new DamagedObject(`the object file ${file} has no content type`)
+    return { handle, contentType, start: end + 1, size: stat.size - end - 1 }
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+}
+
+export const readObject = async (
+  file: string
+): Promise<{ readonly contentType: string; readonly content: Uint8Array }> => {
+  const object = await openObject(file)
+  try {
+    const content = new Uint8Array(object.size)
+    let offset = 0
+    while (offset < object.size) {
+      const { bytesRead } = await object.handle.read(content, offset, object.size - offset, object.start + offset)
+      if (bytesRead === 0) break
+      offset += bytesRead
+    }
+    return { contentType: object.contentType, content: offset === object.size ? content : content.subarray(0, offset) }
+  } finally {
+    await object.handle.close()
+  }
+}
+
+/** A file being written under the temporary directory; nothing is visible until `commit`. */
+export interface PendingObject {
+  readonly write: (chunk: Uint8Array) => Promise<void>
+  /** Moves the finished file over `target`: readers see the old object or the new one, never a mix. */
+  readonly commit: (target: string) => Promise<void>
+  /** Removes the temporary file; safe to call after a failed commit, a no-op after a successful one. */
+  readonly abort: () => Promise<void>
+}
+
+export const beginObject = async (tmpDir: string, contentType: string): Promise<PendingObject> => {
+  await mkdir(tmpDir, { recursive: true })
+  const file = path.join(tmpDir, `${randomUUID()}.part`)
+  const handle = await open(file, "wx")
+  let isOpen = true
+  let committed = false
+  const close = async () => {
+    if (isOpen) {
+      isOpen = false
+      await handle.close()
+    }
+  }
+  const write = async (chunk: Uint8Array) => {
+    let offset = 0
+    while (offset < chunk.byteLength) {
+      const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset)
+      offset += bytesWritten
+    }
+  }
+  try {
+    await write(encodeHeader(contentType))
+  } catch (error) {
+    await close().catch(() => undefined)
+    await rm(file, { force: true })
+    throw error
+  }
+  return {
+    write,
+    commit: async (target) => {
+      // Flushed before the rename, so a crash cannot leave a renamed but empty file.
+      await handle.sync()
+      await close()
+      // A delete may prune the parent directory between mkdir and rename; then try again.
+      for (let attempt = 0; ; attempt++) {
+        await mkdir(path.dirname(target), { recursive: true })
+        try {
+          await rename(file, target)
+          committed = true
+          return
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt === 3) throw error
+        }
+      }
+    },
+    abort: async () => {
+      if (committed) return
+      await close().catch(() => undefined)
+      await rm(file, { force: true })
+    }
+  }
+}
+
+/** Removes the directories a deleted key leaves empty, up to (not including) `root`. */
+export const pruneEmptyParents = async (root: string, file: string): Promise<void> => {
+  for (let dir = path.dirname(file); dir.startsWith(root + path.sep); dir = path.dirname(dir)) {
+    try {
+      await rmdir(dir)
+    } catch {
+      return
+    }
+  }
+}
+
+/** Writes `content` to `target` through a temporary file in `tmpDir` (same file system) and a rename. */
+export const writeFileAtomic = async (tmpDir: string, target: string, content: Uint8Array): Promise<void> => {
+  await mkdir(tmpDir, { recursive: true })
+  const file = path.join(tmpDir, `.${path.basename(target)}.${randomUUID()}.tmp`)
+  try {
+    const handle = await open(file, "wx")
+    try {
+      await handle.writeFile(content)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(file, target)
+  } catch (error) {
+    await rm(file, { force: true })
+    throw error
+  }
+}

@@ -1,0 +1,307 @@
+import { randomBytes } from "node:crypto"
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import { EmailProvider, type ProviderError } from "@mailroom/core"
+import { EmailProviderSuite, type ReceivedEmail } from "@mailroom/core/testing"
+import { Config, ConfigProvider, Effect, Layer } from "effect"
+import { type AddressObject, simpleParser } from "mailparser"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { OutboxEmailProvider } from "../src/index.js"
+
+const addresses = (field: AddressObject | Array<AddressObject> | undefined): Array<string> =>
+  (field === undefined ? [] : Array.isArray(field) ? field : [field]).flatMap((group) =>
+    group.value.flatMap((a) => (a.address === undefined ? [] : [a.address]))
+  )
+
+/** The message as a mail client reads it: the .eml parsed by mailparser, the blind copies from the sidecar. */
+const readMessage = async (dir: string, messageId: string): Promise<ReceivedEmail> => {
+  const raw = await readFile(path.join(dir, `${messageId}.eml`))
+  const sidecar = JSON.parse(await readFile(path.join(dir, `${messageId}.json`), "utf8")) as OutboxEmailProvider.Sidecar
+  const parsed = await simpleParser(raw)
+  const from = parsed.from?.value[0]
+  return {
+    from: { address: from?.address ?? "", ...(from?.name ? { name: from.name } : {}) },
+    to: addresses(parsed.to),
+    cc: addresses(parsed.cc),
+    bcc: sidecar.bcc,
+    replyTo: addresses(parsed.replyTo),
+    subject: parsed.subject ?? "",
+    text: parsed.text,
+    html: parsed.html === false ? undefined : parsed.html,
+    attachments: parsed.attachments.map((a) => ({
+      filename: a.filename ?? "",
+      contentType: a.contentType,
+      content: new Uint8Array(a.content)
+    }))
+  }
+}
+
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
+  from: { address: "sender@acme.example" },
+  to: ["alice@example.com"],
+  cc: [],
+  bcc: [],
+  replyTo: [],
+  subject: "Your receipt",
+  text: "Thanks",
+  attachments: [],
+  ...parts
+})
+
+const send = (provider: EmailProvider.EmailProvider, email: EmailProvider.OutboundEmail) =>
+  Effect.runPromise(provider.send(email))
+const failure = (provider: EmailProvider.EmailProvider, email: EmailProvider.OutboundEmail) =>
+  Effect.runPromise(Effect.flip(provider.send(email))) as Promise<ProviderError.ProviderError>
+
+let base: string
+beforeAll(async () => {
+  base = await mkdtemp(path.join(tmpdir(), "mailroom-outbox-"))
+})
+afterAll(() => rm(base, { recursive: true, force: true }))
+
+let count = 0
+const freshDir = () => path.join(base, `outbox-${count++}`)
+const filesIn = async (dir: string) => (await readdir(dir).catch(() => [] as Array<string>)).sort()
+
+// --- the conformance suite, read back from the .eml files ----------------------------------------
+
+const suiteDir = path.join(tmpdir(), `mailroom-outbox-suite-${process.pid}-${Date.now()}`)
+EmailProviderSuite("OutboxEmailProvider (.eml parsed by mailparser)", {
+  layer: Layer.effect(
+    EmailProvider.EmailProvider,
+    Effect.acquireRelease(
+      Effect.sync(() => OutboxEmailProvider.make({ dir: suiteDir })),
+      () => Effect.promise(() => rm(suiteDir, { recursive: true, force: true }))
+    )
+  ),
+  read: (messageId) => Effect.promise(() => readMessage(suiteDir, messageId))
+})
+
+// --- outbox-specific cases ------------------------------------------------------------------------
+
+describe("OutboxEmailProvider", () => {
+  it("writes {message_id}.eml with a matching Message-ID, and a sidecar", async () => {
+    const dir = freshDir()
+    const provider = OutboxEmailProvider.make({ dir })
+    assert.strictEqual(provider.name, "outbox")
+    const { messageId } = await send(provider, message())
+    assert.match(messageId, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    assert.deepStrictEqual(await filesIn(dir), [`${messageId}.eml`, `${messageId}.json`])
+    const raw = await readFile(path.join(dir, `${messageId}.eml`), "utf8")
+    assert.match(raw, new RegExp(`^Message-ID: <${messageId}@outbox\\.mailroom>\\r$`, "m"))
+    const parsed = await simpleParser(raw)
+    assert.strictEqual(parsed.messageId, `<${messageId}@outbox.mailroom>`)
+    assert.instanceOf(parsed.date, Date)
+  })
+
+  it("message ids are unique and sort in the order the messages were sent", async () => {
+    const provider = OutboxEmailProvider.make({ dir: freshDir() })
+    const ids: Array<string> = []
+    for (let i = 0; i < 30; i++) ids.push((await send(provider, message())).messageId)
+    assert.strictEqual(new Set(ids).size, ids.length)
+    assert.deepStrictEqual([...ids].sort(), ids)
+  })
+
+  it("Bcc recipients are in the envelope and the sidecar, never in the message", async () => {
+    const dir = freshDir()
+    const provider = OutboxEmailProvider.make({ dir })
+    const { messageId } = await send(
+      provider,
+      message({ to: ["alice@example.com"], cc: ["carol@example.com"], bcc: ["dave@example.com", "erin@example.com"] })
+    )
+    const raw = await readFile(path.join(dir, `${messageId}.eml`), "utf8")
+    assert.notMatch(raw, /^bcc:/im)
+    assert.notInclude(raw, "dave@example.com")
+    assert.notInclude(raw, "erin@example.com")
+    const sidecar = JSON.parse(await readFile(path.join(dir, `${messageId}.json`), "utf8"))
+    assert.deepStrictEqual(sidecar, {
+      messageId,
+      envelope: {
+        from: "sender@acme.example",
+        to: ["alice@example.com", "carol@example.com", "dave@example.com", "erin@example.com"]
+      },
+      bcc: ["dave@example.com", "erin@example.com"]
+    })
+  })
+
+  it("a non-ASCII sender name is RFC 2047-encoded in the raw file", async () => {
+    const dir = freshDir()
+    const provider = OutboxEmailProvider.make({ dir })
+    const { messageId } = await send(
+      provider,
+      message({ from: { address: "sender@acme.example", name: "Zoë Ångström" } })
+    )
+    const raw = await readFile(path.join(dir, `${messageId}.eml`))
+    const headers = raw.toString("latin1").split("\r\n\r\n")[0] ?? ""
+    // Headers are 7-bit: the name travels as encoded words.
+    assert.isTrue(
+      [...headers].every((c) => c.charCodeAt(0) < 0x80),
+      "a header holds raw non-ASCII bytes"
+    )
+    assert.match(headers, /^From: =\?UTF-8\?[BQ]\?/im)
+    assert.strictEqual((await simpleParser(raw)).from?.value[0]?.name, "Zoë Ångström")
+  })
+
+  it("html and text are multipart/alternative; attachments sit beside them in multipart/mixed", async () => {
+    const dir = freshDir()
+    const provider = OutboxEmailProvider.make({ dir })
+    const pdf = new Uint8Array(randomBytes(5_000))
+    const { messageId } = await send(
+      provider,
+      message({
+        html: "<p>Hi</p>",
+        text: "Hi",
+        attachments: [{ filename: "invoice.pdf", contentType: "application/pdf", content: pdf }]
+      })
+    )
+    const raw = await readFile(path.join(dir, `${messageId}.eml`), "utf8")
+    assert.match(raw, /^Content-Type: multipart\/mixed;/m)
+    assert.match(raw, /^Content-Type: multipart\/alternative;/m)
+    const parsed = await simpleParser(raw)
+    assert.strictEqual(parsed.attachments[0]?.contentDisposition, "attachment")
+    assert.deepStrictEqual(new Uint8Array(parsed.attachments[0]?.content ?? []), pdf)
+  })
+
+  it("paused: SendingPaused (not permanent), and nothing is written", async () => {
+    const dir = freshDir()
+    const provider = OutboxEmailProvider.make({ dir, paused: true })
+    const error = await failure(provider, message())
+    assert.strictEqual(error._tag, "ProviderError")
+    assert.strictEqual(error.provider, "outbox")
+    assert.strictEqual(error.reason._tag, "SendingPaused")
+    assert.isFalse((error.reason as ProviderError.SendingPaused).permanent)
+    assert.isFalse(error.isRetryable)
+    assert.deepStrictEqual(await filesIn(dir), [])
+  })
+
+  it("sandbox: unverified recipients (to, cc or bcc) give RecipientNotVerified naming them, and nothing is written", async () => {
+    const dir = freshDir()
+    const provider = OutboxEmailProvider.make({
+      dir,
+      sandbox: { enabled: true, verifiedRecipients: ["alice@example.com", "Carol@Example.com"] }
+    })
+    const error = await failure(
+      provider,
+      message({ to: ["Alice@Example.com", "bob@example.com"], cc: ["carol@example.com"], bcc: ["dave@example.com"] })
+    )
+    assert.strictEqual(error.reason._tag, "RecipientNotVerified")
+    const reason = error.reason as ProviderError.RecipientNotVerified
+    assert.deepStrictEqual(reason.recipients, ["bob@example.com", "dave@example.com"])
+    assert.include(reason.message, "bob@example.com")
+    assert.include(reason.message, "dave@example.com")
+    assert.deepStrictEqual(await filesIn(dir), [])
+
+    // Verified recipients, in any case, are delivered.
+    const { messageId } = await send(provider, message({ to: ["ALICE@example.com"], cc: ["carol@example.com"] }))
+    assert.deepStrictEqual(await filesIn(dir), [`${messageId}.eml`, `${messageId}.json`])
+  })
+
+  it("a disabled sandbox lets every recipient through", async () => {
+    const provider = OutboxEmailProvider.make({
+      dir: freshDir(),
+      sandbox: { enabled: false, verifiedRecipients: [] }
+    })
+    await send(provider, message({ to: ["anyone@example.com"] }))
+  })
+
+  it("declares the strictest vendor limits and acts them out, writing nothing", async () => {
+    const dir = freshDir()
+    const provider = OutboxEmailProvider.make({ dir })
+    assert.strictEqual(provider.limits.maxRecipients, 50)
+    assert.strictEqual(provider.limits.maxMessageBytes, 10_000_000)
+    // Postmark's list and SES's list both apply.
+    for (const extension of ["exe", "bin", "vba", "js", "ps1", "tmp"]) {
+      assert.include(provider.limits.forbiddenExtensions, extension)
+    }
+    const tooMany = await failure(
+      provider,
+      message({
+        to: Array.from({ length: 30 }, (_, i) => `to${i}@example.com`),
+        bcc: Array.from({ length: 21 }, (_, i) => `b${i}@example.com`)
+      })
+    )
+    assert.strictEqual(tooMany.reason._tag, "InvalidRequest")
+    const forbidden = await failure(
+      provider,
+      message({
+        attachments: [{ filename: "setup.EXE", contentType: "application/octet-stream", content: new Uint8Array(1) }]
+      })
+    )
+    assert.strictEqual(forbidden.reason._tag, "InvalidRequest")
+    assert.include(forbidden.message, "setup.EXE")
+    const small = OutboxEmailProvider.make({ dir, limits: { ...provider.limits, maxMessageBytes: 10_000 } })
+    const large = await failure(
+      small,
+      message({
+        attachments: [{ filename: "a.dat", contentType: "application/octet-stream", content: new Uint8Array(8_000) }]
+      })
+    )
+    assert.strictEqual(large.reason._tag, "MessageTooLarge")
+    assert.deepStrictEqual(await filesIn(dir), [])
+  })
+
+  it("files are written atomically: a reader never sees a partial .eml, and no temporary file stays", async () => {
+    const dir = freshDir()
+    const provider = OutboxEmailProvider.make({ dir })
+    const seen = new Map<string, Buffer>()
+    let sending = true
+    // Reads every .eml as soon as it appears, while 20 large messages are written at once.
+    const watcher = (async () => {
+      while (sending) {
+        for (const name of await filesIn(dir)) {
+          if (name.endsWith(".eml") && !seen.has(name)) seen.set(name, await readFile(path.join(dir, name)))
+        }
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    })()
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        send(
+          provider,
+          message({
+            attachments: [
+              {
+                filename: "big.dat",
+                contentType: "application/octet-stream",
+                content: new Uint8Array(randomBytes(400_000))
+              }
+            ]
+          })
+        )
+      )
+    )
+    sending = false
+    await watcher
+    const files = await filesIn(dir)
+    assert.deepStrictEqual(files, ids.flatMap(({ messageId }) => [`${messageId}.eml`, `${messageId}.json`]).sort())
+    assert.isAbove(seen.size, 0)
+    for (const [name, early] of seen) {
+      assert.isTrue(early.equals(await readFile(path.join(dir, name))), `${name} was seen half-written`)
+    }
+  })
+
+  it("a directory it cannot write to is an Unknown ProviderError", async () => {
+    const file = path.join(base, "not-a-directory")
+    await writeFile(file, "x")
+    const error = await failure(OutboxEmailProvider.make({ dir: file }), message())
+    assert.strictEqual(error.reason._tag, "Unknown")
+    assert.isFalse(error.isRetryable)
+    assert.isDefined(error.cause)
+  })
+
+  it("layerConfig reads the options from Config", async () => {
+    const dir = freshDir()
+    const layer = OutboxEmailProvider.layerConfig({
+      dir: Config.String("OUTBOX_DIR"),
+      paused: Config.Boolean("OUTBOX_PAUSED")
+    })
+    const error = await Effect.runPromise(
+      Effect.flatMap(EmailProvider.EmailProvider, (provider) => Effect.flip(provider.send(message()))).pipe(
+        Effect.provide(layer),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ OUTBOX_DIR: dir, OUTBOX_PAUSED: "true" })))
+      )
+    )
+    assert.strictEqual(error.reason._tag, "SendingPaused")
+  })
+})
