@@ -105,6 +105,7 @@ describe("Attachments.presign", () => {
       Effect.gen(function* () {
         assert.strictEqual(yield* presignedName("re\u0000port\u001f\u007f.pdf"), "report.pdf")
         assert.strictEqual(yield* presignedName("invoice\u202Efdp.exe"), "invoicefdp.exe")
+        assert.strictEqual(yield* presignedName("half\ud800.pdf"), "half.pdf")
         assert.strictEqual(yield* presignedName("Rele\u0301ve\u0301.pdf"), "Rel\u00e9v\u00e9.pdf")
         assert.strictEqual(yield* presignedName('a<b>c:d"e|f?g*.txt'), "a_b_c_d_e_f_g_.txt")
       }).pipe(Effect.provide(makeWorld().layer))

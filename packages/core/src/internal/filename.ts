@@ -20,8 +20,8 @@ const truncate = (s: string, limit: number): string => {
 export const sanitizeFilename = (raw: string): string => {
   const cleaned = raw
     .normalize("NFC")
-    // control characters, and the bidi overrides that make `gpj.exe` look like `exe.jpg`
-    .replace(/[\p{Cc}\u202A-\u202E\u2066-\u2069]/gu, "")
+    // control characters, lone surrogates, and the bidi overrides that make `gpj.exe` look like `exe.jpg`
+    .replace(/[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/gu, "")
     // characters that are not portable in file names on disk stores
     .replace(/[<>:"|?*]/g, "_")
   // One segment: drop path parts that are empty, `.` or `..`, and join the rest.
