@@ -1,0 +1,159 @@
+// The standalone service: builds the layers a config names, serves both API variants on one
+// node:http server, logs one line per request, and shuts down gracefully.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Mailroom, Organizations } from "@mailroom/core"
+import { GcsObjectStore } from "@mailroom/gcs"
+import { MailroomHandler } from "@mailroom/http"
+import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
+import { PostmarkEmailProvider } from "@mailroom/postmark"
+import { S3ObjectStore } from "@mailroom/s3"
+import { SesEmailProvider } from "@mailroom/ses"
+import { Layer, ManagedRuntime, Redacted } from "effect"
+import { type Config, ConfigError } from "./ServerConfig.js"
+
+export interface StartOptions {
+  /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
+  readonly host?: string
+  /** One line per request, and start-up and shutdown notices. Default: console.log. */
+  readonly log?: (line: string) => void
+  /** The causes of 500s. Default: console.error. */
+  readonly logError?: (message: string) => void
+}
+
+export interface RunningServer {
+  /** The base URL both API variants are served on. */
+  readonly url: string
+  readonly config: Config
+  /** Stops accepting connections, lets requests in flight finish, then releases the layers. */
+  readonly close: () => Promise<void>
+}
+
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
+
+const storageLayer = (storage: Config["storage"], publicUrl: string) => {
+  switch (storage.kind) {
+    case "local":
+      return DiskObjectStore.layer({ dir: storage.dir, publicUrl, signingSecret: Redacted.make(storage.signingSecret) })
+    case "s3":
+      return S3ObjectStore.layer({
+        bucket: storage.bucket,
+        region: storage.region,
+        ...optional("endpoint", storage.endpoint),
+        ...optional("forcePathStyle", storage.forcePathStyle),
+        ...optional("accessKeyId", storage.accessKeyId),
+        ...optional(
+          "secretAccessKey",
+          storage.secretAccessKey === undefined ? undefined : Redacted.make(storage.secretAccessKey)
+        )
+      })
+    case "gcs":
+      return GcsObjectStore.layer({
+        bucket: storage.bucket,
+        ...optional("projectId", storage.projectId),
+        ...optional("keyFilename", storage.keyFilename),
+        ...optional("apiEndpoint", storage.apiEndpoint)
+      })
+  }
+}
+
+const providerLayer = (provider: Config["provider"]) => {
+  switch (provider.kind) {
+    case "outbox":
+      return OutboxEmailProvider.layer({
+        dir: provider.dir,
+        ...optional("sandbox", provider.sandbox),
+        ...optional("paused", provider.paused)
+      })
+    case "ses":
+      return SesEmailProvider.layer({
+        region: provider.region,
+        ...optional("endpoint", provider.endpoint),
+        ...optional(
+          "accessKeyId",
+          provider.accessKeyId === undefined ? undefined : Redacted.make(provider.accessKeyId)
+        ),
+        ...optional(
+          "secretAccessKey",
+          provider.secretAccessKey === undefined ? undefined : Redacted.make(provider.secretAccessKey)
+        )
+      })
+    case "postmark":
+      return PostmarkEmailProvider.layer({
+        serverToken: Redacted.make(provider.serverToken),
+        ...optional("requestHost", provider.requestHost),
+        ...optional("useHttps", provider.useHttps)
+      })
+  }
+}
+
+/** Starts the service for a checked config. Rejects with a ConfigError when the layers cannot be built from it. */
+export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
+  const log = options.log ?? ((line: string) => console.log(line))
+  const host = options.host ?? "127.0.0.1"
+  let organizations: Organizations.Organizations
+  try {
+    organizations = Organizations.makeStatic({
+      serviceDomain: config.serviceDomain,
+      organizations: config.organizations
+    })
+  } catch (cause) {
+    throw new ConfigError("config", [(cause as Error).message])
+  }
+
+  let closing: Promise<void> | undefined
+  // Requests that arrive before the layers are built are answered 503.
+  let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined
+  const server = createServer((req, res) => {
+    const started = performance.now()
+    res.once("finish", () => {
+      // The path only: query strings carry storage keys, and no header is ever logged.
+      const path = (req.url ?? "/").split("?")[0]
+      log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`)
+      // While shutting down, a connection whose last request just finished is not kept alive.
+      if (closing !== undefined) setImmediate(() => server.closeIdleConnections())
+    })
+    if (handle === undefined) {
+      res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+      res.end(JSON.stringify({ message: "starting" }))
+      return
+    }
+    handle(req, res)
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(config.port, host, () => {
+      server.off("error", reject)
+      resolve()
+    })
+  })
+  const port = (server.address() as AddressInfo).port
+  const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
+  const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
+
+  const layer = Mailroom.layer({
+    provider: providerLayer(config.provider),
+    store: storageLayer(config.storage, publicUrl),
+    organizations: Layer.succeed(Organizations.Organizations, organizations)
+  })
+  const runtime = ManagedRuntime.make(layer)
+  try {
+    const handlers = await runtime.runPromise(MailroomHandler.make({ ...optional("logError", options.logError) }))
+    handle = handlers.node
+  } catch (cause) {
+    server.close()
+    await runtime.dispose()
+    throw cause
+  }
+
+  const close = () => {
+    closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      // Idle keep-alive connections would hold close() open; busy ones finish their request first.
+      server.closeIdleConnections()
+    }).then(() => runtime.dispose())
+    return closing
+  }
+  return { url, config, close }
+}

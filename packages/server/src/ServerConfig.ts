@@ -1,0 +1,192 @@
+// The server's config file (DESIGN section 5), a public contract: decoded with Schema, so an unknown
+// field, a wrong type or a missing secret stops start-up with a message naming the field.
+import { readFile } from "node:fs/promises"
+import { dirname, isAbsolute, resolve } from "node:path"
+import { Wire } from "@mailroom/core"
+import { Effect, Schema } from "effect"
+
+const nonEmpty = (what: string) =>
+  Schema.String.pipe(
+    Schema.check(Schema.makeFilter((s: string) => (s.trim() === "" ? `${what} must not be empty` : undefined)))
+  )
+
+const Secret = nonEmpty("a secret")
+const Dir = nonEmpty("a directory")
+const Port = Schema.Number.pipe(
+  Schema.check(
+    Schema.makeFilter((n: number) =>
+      Number.isInteger(n) && n >= 0 && n <= 65535 ? undefined : "must be a port number (0-65535)"
+    )
+  )
+)
+const Url = Schema.String.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) =>
+      URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) ? undefined : "must be an http(s) URL"
+    )
+  )
+)
+
+export const Organization = Schema.Struct({
+  id: Schema.String,
+  slug: Schema.String,
+  verifiedDomains: Schema.optionalKey(Schema.Array(Schema.String)),
+  apiKeys: Schema.optionalKey(Schema.Array(Schema.String)),
+  accessTokens: Schema.optionalKey(Schema.Array(Schema.String))
+})
+
+export const LocalStorage = Schema.Struct({
+  kind: Schema.Literal("local"),
+  dir: Dir,
+  signingSecret: Secret
+})
+export const S3Storage = Schema.Struct({
+  kind: Schema.Literal("s3"),
+  bucket: nonEmpty("a bucket"),
+  region: nonEmpty("a region"),
+  endpoint: Schema.optionalKey(Url),
+  forcePathStyle: Schema.optionalKey(Schema.Boolean),
+  accessKeyId: Schema.optionalKey(Secret),
+  secretAccessKey: Schema.optionalKey(Secret)
+})
+export const GcsStorage = Schema.Struct({
+  kind: Schema.Literal("gcs"),
+  bucket: nonEmpty("a bucket"),
+  projectId: Schema.optionalKey(Schema.String),
+  keyFilename: Schema.optionalKey(Schema.String),
+  apiEndpoint: Schema.optionalKey(Url)
+})
+
+export const OutboxProvider = Schema.Struct({
+  kind: Schema.Literal("outbox"),
+  dir: Dir,
+  sandbox: Schema.optionalKey(
+    Schema.Struct({ enabled: Schema.Boolean, verifiedRecipients: Schema.Array(Wire.EmailAddress) })
+  ),
+  paused: Schema.optionalKey(Schema.Boolean)
+})
+export const SesProvider = Schema.Struct({
+  kind: Schema.Literal("ses"),
+  region: nonEmpty("a region"),
+  endpoint: Schema.optionalKey(Url),
+  accessKeyId: Schema.optionalKey(Secret),
+  secretAccessKey: Schema.optionalKey(Secret)
+})
+export const PostmarkProvider = Schema.Struct({
+  kind: Schema.Literal("postmark"),
+  serverToken: Secret,
+  requestHost: Schema.optionalKey(Schema.String),
+  useHttps: Schema.optionalKey(Schema.Boolean)
+})
+
+const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
+const providers = { outbox: OutboxProvider, ses: SesProvider, postmark: PostmarkProvider } as const
+
+export const ServerConfig = Schema.Struct({
+  port: Schema.optionalKey(Port),
+  publicUrl: Schema.optionalKey(Url),
+  serviceDomain: Schema.String,
+  organizations: Schema.Array(Organization),
+  // Decoded by kind below, so a mistake is reported against the kind's own fields.
+  storage: Schema.Unknown,
+  provider: Schema.Unknown
+})
+
+export interface Config {
+  readonly port: number
+  readonly publicUrl: string | undefined
+  readonly serviceDomain: string
+  readonly organizations: ReadonlyArray<typeof Organization.Type>
+  readonly storage: typeof LocalStorage.Type | typeof S3Storage.Type | typeof GcsStorage.Type
+  readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type
+}
+
+/** A config file that cannot be used; `problems` name each field. */
+export class ConfigError extends Error {
+  constructor(
+    readonly source: string,
+    readonly problems: ReadonlyArray<string>
+  ) {
+    super(`${source} is not a valid mailroom config:\n${problems.map((p) => `  - ${p}`).join("\n")}`)
+    this.name = "ConfigError"
+  }
+}
+
+/** Decodes one section; problems are prefixed with the section's path in the file. */
+const decodeWith = <S extends Schema.Decoder<unknown>>(schema: S, input: unknown, prefix: string) => {
+  const result = Effect.runSync(Effect.result(Wire.decode(schema)(input)))
+  if (result._tag === "Success") return { value: result.success as S["Type"], problems: [] as ReadonlyArray<string> }
+  const problems = result.failure.errors.map((m) =>
+    m.startsWith("request: ") ? `${prefix || "config"}: ${m.slice(9)}` : prefix === "" ? m : `${prefix}.${m}`
+  )
+  return { value: undefined, problems }
+}
+
+/**
+ * Checks a parsed config. Relative directories are resolved against `baseDir` (the config file's
+ * folder); `port` from the environment wins over the file.
+ */
+export const parse = (
+  input: unknown,
+  options: { readonly source?: string; readonly baseDir?: string; readonly port?: number } = {}
+): Config => {
+  const source = options.source ?? "config"
+  const top = decodeWith(ServerConfig, input, "")
+  if (top.problems.length > 0) {
+    // The nested sections may still be checkable; report their problems too.
+    const record = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>
+    const more = sections(record)
+    throw new ConfigError(source, [...top.problems, ...more.problems])
+  }
+  const record = input as Record<string, unknown>
+  const { storage, provider, problems } = sections(record)
+  if (problems.length > 0) throw new ConfigError(source, problems)
+  const baseDir = options.baseDir ?? process.cwd()
+  const at = (dir: string) => (isAbsolute(dir) ? dir : resolve(baseDir, dir))
+  const decoded = top.value as typeof ServerConfig.Type
+  return {
+    port: options.port ?? decoded.port ?? 3000,
+    publicUrl: decoded.publicUrl,
+    serviceDomain: decoded.serviceDomain,
+    organizations: decoded.organizations,
+    storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
+    provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider
+  }
+}
+
+const sections = (record: Record<string, unknown>) => {
+  const section = <K extends string>(name: string, schemas: Record<K, Schema.Decoder<unknown>>) => {
+    const value = record[name]
+    if (value === undefined) return { value: undefined, problems: [] }
+    const kind = typeof value === "object" && value !== null ? (value as { kind?: unknown }).kind : undefined
+    const schema = typeof kind === "string" ? schemas[kind as K] : undefined
+    if (schema === undefined) {
+      return { value: undefined, problems: [`${name}.kind: must be one of ${Object.keys(schemas).join(", ")}`] }
+    }
+    return decodeWith(schema, value, name)
+  }
+  const storage = section("storage", storages)
+  const provider = section("provider", providers)
+  return {
+    storage: storage.value as Config["storage"],
+    provider: provider.value as Config["provider"],
+    problems: [...storage.problems, ...provider.problems]
+  }
+}
+
+/** Reads and checks the config file at `path`. */
+export const load = async (path: string, options: { readonly port?: number } = {}): Promise<Config> => {
+  let text: string
+  try {
+    text = await readFile(path, "utf8")
+  } catch (cause) {
+    throw new ConfigError(path, [`cannot be read: ${(cause as Error).message}`])
+  }
+  let input: unknown
+  try {
+    input = JSON.parse(text)
+  } catch (cause) {
+    throw new ConfigError(path, [`is not valid JSON: ${(cause as Error).message}`])
+  }
+  return parse(input, { source: path, baseDir: dirname(resolve(path)), ...options })
+}

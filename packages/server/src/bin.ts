@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+import { quickstartText } from "./internal/quickstart.js"
+import { start } from "./Server.js"
+// `mailroom`: starts the service from MAILROOM_CONFIG (default mailroom.config.json); PORT and HOST
+// override the file. With --quickstart it prints the example credential and a curl for each step.
+import { ConfigError, load } from "./ServerConfig.js"
+
+const configPath = process.env.MAILROOM_CONFIG ?? "mailroom.config.json"
+
+const fail = (message: string): never => {
+  console.error(message)
+  process.exit(1)
+}
+
+const portFromEnv = () => {
+  const raw = process.env.PORT
+  if (raw === undefined || raw === "") return undefined
+  const port = Number(raw)
+  return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : fail(`PORT: "${raw}" is not a port number`)
+}
+
+try {
+  const port = portFromEnv()
+  const config = await load(configPath, port === undefined ? {} : { port })
+  const running = await start(config, process.env.HOST ? { host: process.env.HOST } : {})
+  console.log(`mailroom listening on ${running.url} (config: ${configPath})`)
+  if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config))
+  let stopping = false
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      if (stopping) return
+      stopping = true
+      console.log(`${signal}: finishing requests in flight, then stopping`)
+      running.close().then(
+        () => process.exit(0),
+        (cause) => fail(`shutdown failed: ${String(cause)}`)
+      )
+    })
+  }
+} catch (cause) {
+  fail(
+    cause instanceof ConfigError
+      ? cause.message
+      : `mailroom could not start: ${String((cause as Error)?.stack ?? cause)}`
+  )
+}

@@ -1,0 +1,283 @@
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { simpleParser } from "mailparser"
+import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
+import { Server, ServerConfig } from "../src/index.js"
+
+const organizations = [
+  {
+    id: "org_acme",
+    slug: "acme",
+    verifiedDomains: ["acme.example"],
+    apiKeys: ["mr_test_acme"],
+    accessTokens: ["tok_acme"]
+  },
+  { id: "org_globex", slug: "globex", apiKeys: ["mr_test_globex"] }
+]
+
+const configFor = (dir: string, provider: Record<string, unknown> = {}) =>
+  ServerConfig.parse(
+    {
+      port: 0,
+      serviceDomain: "mailroom.test",
+      organizations,
+      storage: { kind: "local", dir: "storage", signingSecret: "test-secret" },
+      provider: { kind: "outbox", dir: "outbox", ...provider }
+    },
+    { baseDir: dir, source: "test config" }
+  )
+
+const filesUnder = async (dir: string): Promise<ReadonlyArray<string>> => {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name))
+}
+
+describe("the standalone server on the embedded defaults", () => {
+  let dir: string
+  let server: Server.RunningServer
+  const lines: Array<string> = []
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "mailroom-server-"))
+    server = await Server.start(configFor(dir), {
+      log: (line) => lines.push(line),
+      logError: (line) => lines.push(line)
+    })
+  })
+  afterAll(async () => {
+    await server.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  const api = async (method: string, path: string, body?: unknown, key = "mr_test_acme") => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+  }
+
+  it("presign -> PUT -> send -> the .eml holds everything -> download -> delete -> 404", async () => {
+    const content = Buffer.concat([
+      Buffer.from("%PDF-1.7\n"),
+      Buffer.from(Array.from({ length: 3000 }, (_, i) => i % 256))
+    ])
+    const presigned = await api("POST", "/attachments/presign", {
+      filename: "Relevé août.pdf",
+      content_type: "application/pdf"
+    })
+    assert.strictEqual(presigned.status, 201)
+    const { url, key } = presigned.body as { url: string; key: string }
+    assert.isTrue(url.startsWith(`${server.url}/_mailroom/storage/`), url)
+    const put = await fetch(url, { method: "PUT", headers: { "content-type": "application/pdf" }, body: content })
+    assert.strictEqual(put.status, 200, await put.text())
+
+    const sent = await api("POST", "/emails", {
+      from: "billing@acme.example",
+      from_name: "Zoë from Açme",
+      to: ["alice@example.com", "bob@example.com"],
+      cc: ["carol@example.com"],
+      bcc: ["secret-dave@example.com"],
+      reply_to: ["help@acme.example"],
+      subject: "Votre facture n° 42 — merci ✔",
+      body: { text: "Voici votre facture.", html: "<p>Voici votre <b>facture</b>.</p>" },
+      attachments: [{ filename: "facture.pdf", key }]
+    })
+    assert.strictEqual(sent.status, 201, JSON.stringify(sent.body))
+    const messageId = String(sent.body.message_id)
+    assert.deepStrictEqual(sent.body.attachments, [key])
+
+    const raw = await readFile(join(dir, "outbox", `${messageId}.eml`))
+    assert.notMatch(raw.toString("latin1"), /^bcc:/im, "a Bcc header reached the message")
+    const parsed = await simpleParser(raw)
+    assert.strictEqual(parsed.from?.value[0]?.name, "Zoë from Açme")
+    assert.strictEqual(parsed.from?.value[0]?.address, "billing@acme.example")
+    const addresses = (field: typeof parsed.to) =>
+      (Array.isArray(field) ? field : field === undefined ? [] : [field]).flatMap((a) => a.value.map((v) => v.address))
+    assert.deepStrictEqual(addresses(parsed.to), ["alice@example.com", "bob@example.com"])
+    assert.deepStrictEqual(addresses(parsed.cc), ["carol@example.com"])
+    assert.strictEqual(parsed.subject, "Votre facture n° 42 — merci ✔")
+    assert.strictEqual(parsed.text?.trim(), "Voici votre facture.")
+    assert.strictEqual(parsed.html ? parsed.html.trim() : "", "<p>Voici votre <b>facture</b>.</p>")
+    assert.include(String(parsed.messageId), messageId)
+    assert.strictEqual(parsed.attachments.length, 1)
+    assert.strictEqual(parsed.attachments[0]?.filename, "facture.pdf")
+    assert.strictEqual(parsed.attachments[0]?.contentType, "application/pdf")
+    assert.isTrue(parsed.attachments[0]?.content.equals(content), "the attachment's bytes differ")
+
+    const download = await api("GET", `/attachments/download?key=${encodeURIComponent(key)}`)
+    assert.strictEqual(download.status, 200)
+    const fetched = await fetch(String(download.body.download_url))
+    assert.strictEqual(fetched.headers.get("content-type"), "application/pdf")
+    assert.isTrue(Buffer.from(await fetched.arrayBuffer()).equals(content))
+
+    assert.deepStrictEqual((await api("DELETE", `/attachments/delete?key=${encodeURIComponent(key)}`)).body, {
+      deleted: true,
+      key
+    })
+    const gone = await api("GET", `/attachments/download?key=${encodeURIComponent(key)}`)
+    assert.strictEqual(gone.status, 404)
+    assert.deepStrictEqual(gone.body, { message: `attachment not found: ${key}` })
+  })
+
+  it("tampered, expired, wrong-type and wrong-key uploads are refused and leave nothing on disk", async () => {
+    const before = await filesUnder(join(dir, "storage"))
+    const presigned = await api("POST", "/attachments/presign", { filename: "a.txt", content_type: "text/plain" })
+    const { url, key } = presigned.body as { url: string; key: string }
+    const other = (await api("POST", "/attachments/presign", { filename: "b.txt", content_type: "text/plain" }))
+      .body as { key: string }
+    const signed = new URL(url)
+    const tampered = new URL(url)
+    tampered.searchParams.set("signature", `${signed.searchParams.get("signature")?.slice(0, -2)}00`)
+    const expired = new URL(url)
+    expired.searchParams.set("expires", String(Math.floor(Date.now() / 1000) - 10))
+    const elsewhere = new URL(
+      url.replace(
+        encodeURIComponent(key.split("/").at(-1) ?? ""),
+        encodeURIComponent(other.key.split("/").at(-1) ?? "")
+      )
+    )
+    const attempts: ReadonlyArray<readonly [string, string, string]> = [
+      ["tampered signature", tampered.toString(), "text/plain"],
+      ["expired", expired.toString(), "text/plain"],
+      ["another Content-Type", url, "text/html"],
+      ["another key", elsewhere.toString(), "text/plain"]
+    ]
+    for (const [what, target, type] of attempts) {
+      const response = await fetch(target, {
+        method: "PUT",
+        headers: { "content-type": type },
+        body: "<script>x</script>"
+      })
+      assert.strictEqual(response.status, 403, what)
+      assert.property((await response.json()) as object, "message", what)
+    }
+    const after = await filesUnder(join(dir, "storage"))
+    // Only the two id index objects that presign writes are new.
+    assert.deepStrictEqual(
+      after.filter((f) => !before.includes(f)).every((f) => f.includes("/.ids/")),
+      true,
+      after.join("\n")
+    )
+    assert.strictEqual(after.filter((f) => !before.includes(f)).length, 2)
+  })
+
+  it("logs one line per request: method, path, status, time; never a credential", async () => {
+    await api("GET", "/attachments/download?key=attachments/org_acme/1-x.pdf", undefined, "mr_test_acme")
+    const line = lines.filter((l) => l.startsWith("GET /attachments/download ")).at(-1) ?? ""
+    assert.match(line, /^GET \/attachments\/download 404 [0-9.]+ms$/)
+    assert.notInclude(lines.join("\n"), "mr_test_acme")
+    assert.notInclude(lines.join("\n"), "test-secret")
+  })
+})
+
+describe("provider states acted out by the outbox", () => {
+  const started: Array<{ server: Server.RunningServer; dir: string }> = []
+  afterEach(async () => {
+    for (const { server, dir } of started.splice(0)) {
+      await server.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+  const startWith = async (provider: Record<string, unknown>) => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-state-"))
+    const server = await Server.start(configFor(dir, provider), { log: () => {} })
+    started.push({ server, dir })
+    return { server, dir }
+  }
+  const send = (url: string, to: ReadonlyArray<string>) =>
+    fetch(`${url}/emails`, {
+      method: "POST",
+      headers: { "x-api-key": "mr_test_acme", "content-type": "application/json" },
+      body: JSON.stringify({ from: "a@acme.example", to, subject: "Hi", body: { text: "x" } })
+    })
+
+  it("sandbox: an unverified recipient is 422 {error}; a verified one is sent", async () => {
+    const { server, dir } = await startWith({ sandbox: { enabled: true, verifiedRecipients: ["ok@example.com"] } })
+    const refused = await send(server.url, ["ok@example.com", "stranger@example.com"])
+    assert.strictEqual(refused.status, 422)
+    const body = (await refused.json()) as { error: string }
+    assert.deepStrictEqual(Object.keys(body), ["error"])
+    assert.include(body.error, "stranger@example.com")
+    assert.deepStrictEqual(await filesUnder(join(dir, "outbox")), [])
+    assert.strictEqual((await send(server.url, ["ok@example.com"])).status, 201)
+  })
+
+  it("paused: 503 {error}", async () => {
+    const { server, dir } = await startWith({ paused: true })
+    const refused = await send(server.url, ["a@example.com"])
+    assert.strictEqual(refused.status, 503)
+    assert.deepStrictEqual(Object.keys((await refused.json()) as object), ["error"])
+    assert.deepStrictEqual(await filesUnder(join(dir, "outbox")), [])
+  })
+})
+
+describe("start-up", () => {
+  it("a typo in a field name stops start-up with a message naming it", () => {
+    assert.throws(
+      () =>
+        ServerConfig.parse({
+          serviceDomain: "mailroom.test",
+          organizations,
+          storage: { kind: "local", dir: "s", signingSecret: "x", signingSecrte: "y" },
+          provider: { kind: "outbox", dir: "o", sandbox: { enabled: true, verifiedRecipient: [] } },
+          prot: 3000
+        }),
+      /prot: is not a known field[\s\S]*storage\.signingSecrte: is not a known field[\s\S]*provider\.sandbox\.verifiedRecipient: is not a known field/
+    )
+  })
+
+  it("a missing secret, a wrong type or an unknown kind names the field", () => {
+    const problems = (input: unknown) => {
+      try {
+        ServerConfig.parse(input)
+      } catch (error) {
+        return (error as ServerConfig.ConfigError).problems
+      }
+      return []
+    }
+    assert.deepStrictEqual(
+      problems({
+        serviceDomain: "mailroom.test",
+        organizations: [],
+        storage: { kind: "local", dir: "s" },
+        provider: { kind: "outbox", dir: "o" }
+      }),
+      ["storage.signingSecret: is required"]
+    )
+    assert.deepStrictEqual(
+      problems({
+        port: "3000",
+        serviceDomain: "mailroom.test",
+        organizations: [],
+        storage: { kind: "disk" },
+        provider: { kind: "postmark" }
+      }),
+      ["port: must be a number", "storage.kind: must be one of local, s3, gcs", "provider.serverToken: is required"]
+    )
+  })
+
+  it("an invalid organisation stops start-up with a message naming it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-bad-"))
+    try {
+      const config = ServerConfig.parse(
+        {
+          port: 0,
+          serviceDomain: "mailroom.test",
+          organizations: [{ id: "org acme", slug: "acme" }],
+          storage: { kind: "local", dir: "s", signingSecret: "x" },
+          provider: { kind: "outbox", dir: "o" }
+        },
+        { baseDir: dir }
+      )
+      let message = ""
+      await Server.start(config, { log: () => {} }).catch((error: Error) => {
+        message = error.message
+      })
+      assert.include(message, 'organizations[0].id: must be 1-64 letters, digits, "_" or "-"')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,160 @@
+// The server configured for the real vendors' adapters, each against its test peer: SES against the
+// aws-ses-v2-local emulator, Postmark against the stand-in that answers as Postmark documents.
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { ManagedRuntime } from "effect"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as PostmarkStandIn from "../../postmark/test/PostmarkStandIn.js"
+import { Emulator, EmulatorLive, stored } from "../../ses/test/emulator.js"
+import { Server, ServerConfig } from "../src/index.js"
+
+const organizations = [
+  { id: "org_acme", slug: "acme", verifiedDomains: ["acme.example", "unsigned.example"], apiKeys: ["mr_test_acme"] }
+]
+
+const startServer = (dir: string, provider: Record<string, unknown>) =>
+  Server.start(
+    ServerConfig.parse(
+      {
+        port: 0,
+        serviceDomain: "mailroom.test",
+        organizations,
+        storage: { kind: "local", dir: "storage", signingSecret: "test-secret" },
+        provider
+      },
+      { baseDir: dir }
+    ),
+    { log: () => {}, logError: () => {} }
+  )
+
+const call = async (url: string, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { "x-api-key": "mr_test_acme", ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as Record<string, unknown>
+  }
+}
+
+describe('"provider": {"kind": "ses"} against the SES emulator', () => {
+  const emulator = ManagedRuntime.make(EmulatorLive)
+  let dir: string
+  let server: Server.RunningServer
+  beforeAll(async () => {
+    const { url } = await emulator.runPromise(Emulator)
+    dir = await mkdtemp(join(tmpdir(), "mailroom-ses-"))
+    server = await startServer(dir, {
+      kind: "ses",
+      region: "us-east-1",
+      endpoint: url,
+      accessKeyId: "AKIDEMULATOR",
+      secretAccessKey: "emulator-secret-key"
+    })
+  })
+  afterAll(async () => {
+    await server?.close()
+    await emulator.dispose()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it("presign, upload, send with the attachment: the emulator holds the message with the same bytes", async () => {
+    const content = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7) % 256))
+    const presigned = await call(server.url, "POST", "/attachments/presign", {
+      filename: "report.pdf",
+      content_type: "application/pdf"
+    })
+    const { url, key } = presigned.body as { url: string; key: string }
+    const put = await fetch(url, { method: "PUT", headers: { "content-type": "application/pdf" }, body: content })
+    assert.strictEqual(put.status, 200)
+    const sent = await call(server.url, "POST", "/emails", {
+      from: "billing@acme.example",
+      from_name: "Acme Billing",
+      to: ["alice@example.com"],
+      subject: "Your report ✔",
+      body: { text: "Attached.", html: "<p>Attached.</p>" },
+      attachments: [{ filename: "report.pdf", key }]
+    })
+    assert.strictEqual(sent.status, 201, JSON.stringify(sent.body))
+    const email = await emulator.runPromise(stored(String(sent.body.message_id)))
+    assert.deepStrictEqual(email.destination.to, ["alice@example.com"])
+    assert.strictEqual(email.subject, "Your report ✔")
+    assert.strictEqual(email.attachments.length, 1)
+    assert.strictEqual(email.attachments[0]?.filename, "report.pdf")
+    assert.isTrue(
+      Buffer.from(email.attachments[0]?.content ?? "", "base64").equals(content),
+      "the attachment's bytes differ"
+    )
+  })
+})
+
+describe('"provider": {"kind": "postmark"} against the Postmark stand-in', () => {
+  let standIn: PostmarkStandIn.StandIn
+  let dir: string
+  let server: Server.RunningServer
+  beforeAll(async () => {
+    standIn = await PostmarkStandIn.start({
+      senderDomains: ["acme.example"],
+      inactiveRecipients: ["bounced@example.com"]
+    })
+    dir = await mkdtemp(join(tmpdir(), "mailroom-postmark-"))
+    server = await startServer(dir, {
+      kind: "postmark",
+      serverToken: standIn.token,
+      requestHost: standIn.host,
+      useHttps: false
+    })
+  })
+  afterAll(async () => {
+    await server?.close()
+    await standIn?.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+  const message = { from: "billing@acme.example", to: ["alice@example.com"], subject: "Hi", body: { text: "x" } }
+
+  it("a sent message reaches Postmark", async () => {
+    const sent = await call(server.url, "POST", "/emails", message)
+    assert.strictEqual(sent.status, 201)
+    assert.strictEqual(standIn.received(String(sent.body.message_id)).subject, "Hi")
+  })
+
+  it("ErrorCode 400 (no sender signature) is 422 {error}", async () => {
+    const answer = await call(server.url, "POST", "/emails", { ...message, from: "a@unsigned.example" })
+    assert.strictEqual(answer.status, 422)
+    assert.deepStrictEqual(Object.keys(answer.body), ["error"])
+    assert.include(String(answer.body.error), "a@unsigned.example")
+  })
+
+  it("ErrorCode 406 (inactive recipient) is 422 {error} naming the recipient", async () => {
+    const answer = await call(server.url, "POST", "/emails", { ...message, to: ["bounced@example.com"] })
+    assert.strictEqual(answer.status, 422)
+    assert.include(String(answer.body.error), "bounced@example.com")
+  })
+
+  it("ErrorCode 413 (account may not send) is 503 {error}", async () => {
+    standIn.failNext({ status: 422, body: { ErrorCode: 413, Message: "Your account is not allowed to send emails." } })
+    const answer = await call(server.url, "POST", "/emails", message)
+    assert.strictEqual(answer.status, 503)
+    assert.deepStrictEqual(Object.keys(answer.body), ["error"])
+  })
+
+  it("HTTP 429, once core's retries are spent, is 429 {error} with Retry-After", async () => {
+    const limited = { status: 429, body: { ErrorCode: 429, Message: "Rate limit exceeded." } }
+    for (let i = 0; i < 3; i++) standIn.failNext(limited)
+    const answer = await call(server.url, "POST", "/emails", message)
+    assert.strictEqual(answer.status, 429)
+    assert.deepStrictEqual(Object.keys(answer.body), ["error"])
+    assert.match(answer.headers.get("retry-after") ?? "", /^[0-9]+$/)
+  })
+
+  it("a refused server token is 500 with nothing leaked", async () => {
+    standIn.failNext({ status: 401, body: { ErrorCode: 10, Message: "Bad or missing Server API token." } })
+    const answer = await call(server.url, "POST", "/emails", message)
+    assert.strictEqual(answer.status, 500)
+    assert.deepStrictEqual(answer.body, { error: "internal error" })
+  })
+})
