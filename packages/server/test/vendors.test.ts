@@ -135,8 +135,29 @@ describe('"provider": {"kind": "postmark"} against the Postmark stand-in', () =>
     assert.include(String(answer.body.error), "bounced@example.com")
   })
 
-  it("ErrorCode 413 (account may not send) is 503 {error}", async () => {
-    standIn.failNext({ status: 422, body: { ErrorCode: 413, Message: "Your account is not allowed to send emails." } })
+  // Each answered as Postmark documents it: HTTP 422 with {ErrorCode, Message}.
+  const documented: ReadonlyArray<readonly [number, string, number]> = [
+    [401, "Sender signature not confirmed.", 422],
+    [412, "Your account is pending approval. You can only send to recipients on your own domain.", 422],
+    [300, "Invalid email request.", 422],
+    [409, "JSON required.", 422],
+    [411, "Forbidden attachment file type.", 422],
+    [405, "Not allowed to send.", 503],
+    [413, "Your account is not allowed to send emails.", 503]
+  ]
+  for (const [code, text, status] of documented) {
+    it(`ErrorCode ${code} is ${status} {error}`, async () => {
+      standIn.failNext({ status: 422, body: { ErrorCode: code, Message: text } })
+      const answer = await call(server.url, "POST", "/emails", message)
+      assert.strictEqual(answer.status, status, JSON.stringify(answer.body))
+      assert.deepStrictEqual(Object.keys(answer.body), ["error"])
+      assert.notInclude(JSON.stringify(answer.body), standIn.token)
+    })
+  }
+
+  it("HTTP 503 (planned outage), once core's retries are spent, is 503 {error}", async () => {
+    for (let i = 0; i < 3; i++)
+      standIn.failNext({ status: 503, body: { ErrorCode: 0, Message: "Service unavailable" } })
     const answer = await call(server.url, "POST", "/emails", message)
     assert.strictEqual(answer.status, 503)
     assert.deepStrictEqual(Object.keys(answer.body), ["error"])
