@@ -27,7 +27,11 @@ export interface ObjectInfo {
 }
 
 /** Nothing is stored under the key. */
-export class ObjectNotFound extends Data.TaggedError("ObjectNotFound")<{ readonly key: string }> {
+export class ObjectNotFound extends Data.TaggedError("ObjectNotFound")<{
+  readonly key: string
+  /** The vendor's own answer, when there was one. */
+  readonly cause?: unknown
+}> {
   override get message(): string {
     return `no object is stored under ${this.key}`
   }

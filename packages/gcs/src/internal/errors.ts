@@ -74,4 +74,6 @@ export const toObjectError = (
   key: string,
   error: unknown
 ): ObjectStore.ObjectNotFound | ObjectStore.ObjectStoreError =>
-  statusOf(error) === 404 ? new ObjectStore.ObjectNotFound({ key }) : toStoreError(`${operation} ${key}`, error)
+  statusOf(error) === 404
+    ? new ObjectStore.ObjectNotFound({ key, cause: error })
+    : toStoreError(`${operation} ${key}`, error)

@@ -34,7 +34,7 @@ export const lookupError = (
 ): ObjectStore.ObjectNotFound | ObjectStore.ObjectStoreError => {
   const code = codeOf(error)
   return code !== undefined && missingCodes.has(code)
-    ? new ObjectStore.ObjectNotFound({ key })
+    ? new ObjectStore.ObjectNotFound({ key, cause: error })
     : storeError(operation, key, error)
 }
 

@@ -90,6 +90,7 @@ export const toLookupError = (
 ): ObjectStore.ObjectNotFound | ObjectStore.ObjectStoreError => {
   const { status, name } = describe(error)
   if (name === "NoSuchBucket") return toObjectStoreError(operation, key, error)
-  if ((name !== undefined && notFoundNames.has(name)) || status === 404) return new ObjectStore.ObjectNotFound({ key })
+  if ((name !== undefined && notFoundNames.has(name)) || status === 404)
+    return new ObjectStore.ObjectNotFound({ key, cause: error })
   return toObjectStoreError(operation, key, error)
 }
