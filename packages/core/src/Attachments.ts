@@ -133,10 +133,13 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     deleteById: (principal, attachmentId) =>
       Effect.gen(function* () {
         const key = yield* keyOfId(principal, attachmentId)
-        // The index goes whether or not the file was still there: a dangling id must not linger.
+        // The index goes with the file, or when the file is already gone, so no dangling id lingers;
+        // after a store failure it stays, so the id can be deleted again.
+        const removeIndex = Effect.ignore(store.delete(indexKey(principal.orgId, attachmentId)))
         yield* deleteKey(key).pipe(
-          Effect.ensuring(Effect.ignore(store.delete(indexKey(principal.orgId, attachmentId))))
+          Effect.catchTag("NotFound", (gone: NotFound) => Effect.andThen(removeIndex, Effect.fail(gone)))
         )
+        yield* removeIndex
         return { deleted: true, attachment_id: attachmentId }
       })
   })

@@ -38,6 +38,17 @@ export interface Limits {
   readonly forbiddenExtensions: ReadonlyArray<string>
 }
 
+/**
+ * The extension a recipient's system will see, lower-case and without the dot: `"exe"` for
+ * `"Setup.EXE"`, and for `"setup.exe."` or `"setup.exe "` too, since Windows drops trailing dots and
+ * spaces. What `Limits.forbiddenExtensions` is checked against.
+ */
+export const attachmentExtension = (filename: string): string => {
+  const name = filename.normalize("NFC").replace(/[.\s]+$/u, "")
+  const dot = name.lastIndexOf(".")
+  return dot >= 0 ? name.slice(dot + 1).toLowerCase() : ""
+}
+
 export interface SendResult {
   readonly messageId: string
 }

@@ -38,10 +38,19 @@ export const defaultRetention: Duration.Duration = Duration.hours(24)
 /** A single-process store. Several instances behind one API need a shared store instead. */
 export const makeMemory = (options: { readonly retention?: Duration.Input } = {}): IdempotencyStore => {
   const retention = Duration.toMillis(Duration.fromInputUnsafe(options.retention ?? defaultRetention))
+  // Kept in expiry order (every write re-inserts with the same retention), so expired entries are
+  // always at the front and each call drops only those.
   const entries = new Map<string, { readonly entry: Entry; readonly expiresAt: number }>()
   const id = (scope: Scope) => JSON.stringify([scope.orgId, scope.key])
   const sweep = (now: number) => {
-    for (const [key, value] of entries) if (value.expiresAt <= now) entries.delete(key)
+    for (const [key, value] of entries) {
+      if (value.expiresAt > now) break
+      entries.delete(key)
+    }
+  }
+  const write = (scope: Scope, entry: Entry, now: number) => {
+    entries.delete(id(scope))
+    entries.set(id(scope), { entry, expiresAt: now + retention })
   }
   return {
     reserve: (scope, fingerprint) =>
@@ -49,11 +58,14 @@ export const makeMemory = (options: { readonly retention?: Duration.Input } = {}
         sweep(now)
         const live = entries.get(id(scope))
         if (live !== undefined) return live.entry
-        entries.set(id(scope), { entry: { _tag: "InFlight", fingerprint }, expiresAt: now + retention })
+        write(scope, { _tag: "InFlight", fingerprint }, now)
         return undefined
       }),
     complete: (scope, entry) =>
-      Effect.map(Clock.currentTimeMillis, (now) => void entries.set(id(scope), { entry, expiresAt: now + retention })),
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        sweep(now)
+        write(scope, entry, now)
+      }),
     release: (scope) => Effect.sync(() => void entries.delete(id(scope)))
   }
 }

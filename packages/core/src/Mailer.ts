@@ -3,10 +3,9 @@
 import { createHash } from "node:crypto"
 import { Context, Duration, Effect, Exit, Layer, Random } from "effect"
 import { isOwnKey } from "./Attachments.js"
-import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
+import { attachmentExtension, EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
-import { extensionOf } from "./internal/filename.js"
 import { Conflict, ValidationError } from "./MailroomError.js"
 import { type ObjectInfo, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
@@ -89,7 +88,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       }
       const forbidden = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
       attachments.forEach((a, i) => {
-        const extension = extensionOf(a.filename)
+        const extension = attachmentExtension(a.filename)
         if (forbidden.has(extension)) {
           errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
         }

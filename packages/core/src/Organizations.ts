@@ -69,10 +69,20 @@ export const makeStatic = (options: StaticOptions): Organizations => {
     if (!/^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(org.slug)) {
       throw new Error(`organizations[${i}].slug: must be a lower-case DNS label`)
     }
-    if (principals.has(org.id)) throw new Error(`organizations[${i}].id: "${org.id}" is used twice`)
+    // Ids name storage prefixes, which a case-insensitive disk (macOS, Windows) would merge.
+    if ([...principals.keys()].some((id) => id.toLowerCase() === org.id.toLowerCase())) {
+      throw new Error(`organizations[${i}].id: "${org.id}" is used twice (ids are compared without case)`)
+    }
+    if ([...principals.values()].some((p) => p.principal.slug === org.slug)) {
+      throw new Error(`organizations[${i}].slug: "${org.slug}" is used twice`)
+    }
     const domains = (org.verifiedDomains ?? []).map((domain, j) => {
       const ascii = asciiDomain(domain)
       if (ascii === undefined) throw new Error(`organizations[${i}].verifiedDomains[${j}]: not a domain name`)
+      // The service domain's subdomains are the organisations' own {slug}.{serviceDomain}.
+      if (ascii === serviceDomain || ascii.endsWith(`.${serviceDomain}`)) {
+        throw new Error(`organizations[${i}].verifiedDomains[${j}]: ${ascii} belongs to the service domain`)
+      }
       return ascii
     })
     const principal: Principal = { orgId: org.id, slug: org.slug }

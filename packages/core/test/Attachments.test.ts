@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Attachments, type ObjectStore } from "../src/index.js"
+import { Attachments, ObjectStore } from "../src/index.js"
 import { acme, globex, makeWorld } from "./fixtures.js"
 
 const upload = (store: ObjectStore.MemoryObjectStore, url: string, contentType: string, body: string) =>
@@ -255,6 +255,26 @@ describe("Attachments download and delete", () => {
         "ObjectNotFound"
       )
       assert.strictEqual((yield* Effect.flip(attachments.deleteById(acme, attachment_id)))._tag, "NotFound")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("delete by id after a store failure keeps the id, so it can be deleted again", () => {
+    const world = makeWorld()
+    let failing = true
+    const flaky: ObjectStore.ObjectStore = {
+      ...world.store,
+      delete: (key) =>
+        failing && !key.includes("/.ids/")
+          ? Effect.fail(new ObjectStore.ObjectStoreError({ reason: "Unavailable", message: "unreachable" }))
+          : world.store.delete(key)
+    }
+    return Effect.gen(function* () {
+      const { key, attachment_id } = yield* uploaded(world)
+      const attachments = yield* Attachments.make().pipe(Effect.provideService(ObjectStore.ObjectStore, flaky))
+      assert.strictEqual((yield* Effect.flip(attachments.deleteById(acme, attachment_id)))._tag, "ObjectStoreError")
+      failing = false
+      assert.deepStrictEqual(yield* attachments.deleteById(acme, attachment_id), { deleted: true, attachment_id })
+      assert.strictEqual((yield* Effect.flip(world.store.head(key)))._tag, "ObjectNotFound")
     }).pipe(Effect.provide(world.layer))
   })
 })

@@ -195,6 +195,15 @@ describe("Mailer.send", () => {
           send(acme, { ...request(), attachments: [{ filename: "setup.EXE", key }] })
         )
         assert.deepStrictEqual(errors, ["attachments[0].filename: .exe files are not accepted by the provider"])
+        // Windows drops trailing dots and spaces: these are .exe files to the recipient.
+        for (const filename of ["setup.exe.", "setup.exe ", "setup.exe. . "]) {
+          const hidden = yield* validationErrors(send(acme, { ...request(), attachments: [{ filename, key }] }))
+          assert.deepStrictEqual(
+            hidden,
+            ["attachments[0].filename: .exe files are not accepted by the provider"],
+            filename
+          )
+        }
       }).pipe(Effect.provide(world.layer))
     })
 

@@ -169,8 +169,35 @@ describe("Organizations.makeStatic", () => {
           { id: "org_acme", slug: "acme" },
           { id: "org_acme", slug: "acme-two" }
         ]),
-        'organizations[1].id: "org_acme" is used twice'
+        'organizations[1].id: "org_acme" is used twice (ids are compared without case)'
       )
+      // On a case-insensitive disk these would share one storage prefix.
+      assert.strictEqual(
+        configurationError([
+          { id: "org_acme", slug: "acme" },
+          { id: "ORG_ACME", slug: "acme-two" }
+        ]),
+        'organizations[1].id: "ORG_ACME" is used twice (ids are compared without case)'
+      )
+    })
+
+    it("a slug used twice: both would send as {slug}.{serviceDomain}", () => {
+      assert.strictEqual(
+        configurationError([
+          { id: "org_acme", slug: "acme" },
+          { id: "org_other", slug: "acme" }
+        ]),
+        'organizations[1].slug: "acme" is used twice'
+      )
+    })
+
+    it("a verified domain under the service domain, which would reach other organisations' subdomains", () => {
+      for (const domain of ["mailroom.test", "acme.mailroom.test", "MAILROOM.test"]) {
+        assert.match(
+          configurationError([{ id: "org_globex", slug: "globex", verifiedDomains: [domain] }]),
+          /^organizations\[0\]\.verifiedDomains\[0\]: .* belongs to the service domain$/
+        )
+      }
     })
 
     it("a credential configured twice, even once as its hash", () => {

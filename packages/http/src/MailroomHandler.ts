@@ -1,7 +1,7 @@
 // The API as request handlers: `node` for anything that hands over Node's (req, res) — node:http,
 // Express, Fastify's raw mode — and `web` for (Request) => Response runtimes (Hono, Next.js, Bun, Deno).
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Readable } from "node:stream"
+import { pipeline, Readable } from "node:stream"
 import { Effect, type Layer, ManagedRuntime } from "effect"
 import * as Router from "./internal/router.js"
 
@@ -49,7 +49,8 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
           req.once("error", reject)
         }),
       toWeb: () =>
-        new Request(new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`), {
+        // The store routes read only the path and query; the Host header is the client's to choose.
+        new Request(new URL(req.url ?? "/", "http://localhost"), {
           method: req.method ?? "GET",
           headers: Object.entries(req.headers).flatMap(([name, value]) =>
             value === undefined ? [] : [[name, headerOf(value) ?? ""] as [string, string]]
@@ -66,9 +67,14 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
           answer.web.headers.forEach((value, name) => {
             headers[name] = value
           })
+          // A store that refused an upload part-way has not read it all: close rather than drain.
+          if (!req.complete) headers.connection = "close"
           res.writeHead(answer.web.status, headers)
           if (answer.web.body === null) res.end()
-          else Readable.fromWeb(answer.web.body as import("node:stream/web").ReadableStream).pipe(res)
+          else {
+            // pipeline, not pipe: a client that goes away mid-download releases the store's stream.
+            pipeline(Readable.fromWeb(answer.web.body as import("node:stream/web").ReadableStream), res, () => {})
+          }
           return
         }
         // A body we stopped reading is not drained: the connection closes instead.

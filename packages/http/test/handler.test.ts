@@ -1,3 +1,4 @@
+import { connect } from "node:net"
 import { ProviderError } from "@mailroom/core"
 import { Duration } from "effect"
 import { afterAll, assert, beforeAll, beforeEach, describe, it } from "vitest"
@@ -471,6 +472,29 @@ for (const [transport, start] of Object.entries(transports)) {
           "/v1/attachments/download",
           "/v1/attachments/presign"
         ])
+      })
+
+      it("a client that goes away mid-body is not logged as a failure", async () => {
+        const { hostname, port } = new URL(server.url)
+        const socket = connect(Number(port), hostname)
+        await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+        socket.write(
+          `POST /emails HTTP/1.1\r\nhost: x\r\nx-api-key: ${keys.acme}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"from":`
+        )
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        socket.destroy()
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        assert.deepStrictEqual(world.control.logged, [])
+      })
+
+      it("a download the client abandons releases the store's stream", async () => {
+        const controller = new AbortController()
+        const response = await fetch(`${server.url}/_store/endless`, { signal: controller.signal })
+        const reader = response.body?.getReader()
+        await reader?.read()
+        controller.abort()
+        for (let i = 0; i < 50 && !world.control.endlessCancelled; i++) await new Promise((r) => setTimeout(r, 20))
+        assert.isTrue(world.control.endlessCancelled)
       })
 
       it("routes a store contributes are served by the same handler", async () => {

@@ -18,6 +18,7 @@ export const makeWorld = () => {
     /** The provider's next answers, consumed in order, before it falls back to accepting. */
     failures: [] as Array<ProviderError.ProviderError>,
     storeBroken: false,
+    endlessCancelled: false,
     logged: [] as Array<string>
   }
   const broken = Effect.fail(
@@ -34,6 +35,18 @@ export const makeWorld = () => {
     routes: {
       pathPrefix: "/_store/",
       handle: async (request) => {
+        if (request.url.endsWith("/_store/endless")) {
+          // A download that never ends, to see it released when the client goes away.
+          return new Response(
+            new ReadableStream<Uint8Array>({
+              pull: (controller) => controller.enqueue(new Uint8Array(64 * 1024)),
+              cancel: () => {
+                control.endlessCancelled = true
+              }
+            }),
+            { headers: { "content-type": "application/octet-stream" } }
+          )
+        }
         const url = new URL(request.url)
         const target = `http://memory.mailroom.invalid/${url.pathname.slice(url.pathname.indexOf("/_store/") + 8)}${url.search}`
         const init: RequestInit = { method: request.method, headers: request.headers }

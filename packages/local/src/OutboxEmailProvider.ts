@@ -63,11 +63,6 @@ export interface Sidecar {
 const fail = (reason: ProviderError.Reason) =>
   Effect.fail(new ProviderError.ProviderError({ provider: "outbox", reason }))
 
-const extensionOf = (filename: string) => {
-  const dot = filename.lastIndexOf(".")
-  return dot === -1 ? "" : filename.slice(dot + 1).toLowerCase()
-}
-
 export const make = (options: Options): EmailProvider.EmailProvider => {
   const dir = path.resolve(options.dir)
   const limits = options.limits ?? defaultLimits
@@ -158,7 +153,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
           new ProviderError.InvalidRequest({ message: `a message may have at most ${limits.maxRecipients} recipients` })
         )
       }
-      const refused = email.attachments.filter((a) => forbidden.has(extensionOf(a.filename)))
+      const refused = email.attachments.filter((a) => forbidden.has(EmailProvider.attachmentExtension(a.filename)))
       if (refused.length > 0) {
         return yield* fail(
           new ProviderError.InvalidRequest({

@@ -24,6 +24,11 @@ try {
   const config = await load(configPath, port === undefined ? {} : { port })
   const running = await start(config, process.env.HOST ? { host: process.env.HOST } : {})
   console.log(`mailroom listening on ${running.url} (config: ${configPath})`)
+  if (config.storage.kind === "local" && config.storage.signingSecret === "change-me") {
+    console.warn(
+      "warning: storage.signingSecret is the example value; anyone who knows it can forge upload and download URLs. Set your own before this server is reachable by others."
+    )
+  }
   if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config))
   let stopping = false
   for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -42,8 +42,3 @@ export const sanitizeFilename = (raw: string): string => {
   }
   return truncate(name, maxBytes)
 }
-
-export const extensionOf = (filename: string): string => {
-  const dot = filename.lastIndexOf(".")
-  return dot >= 0 ? filename.slice(dot + 1).toLowerCase() : ""
-}

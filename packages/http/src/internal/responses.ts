@@ -87,7 +87,7 @@ const provider = (reason: Tagged & Record<string, unknown>) => {
         status: 503,
         messages: [
           reason.possiblySent
-            ? "the email provider did not confirm the message; it may have been sent. Retry with the same Idempotency-Key to be safe"
+            ? "the email provider did not confirm the message; it may have been sent, so check before sending it again"
             : "the email provider is unavailable; nothing was sent"
         ]
       }

@@ -181,7 +181,17 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     }
     const declared = Number(request.header("content-length"))
     if (declared > maxBodyBytes) return failure(variant, 413, [`the body is larger than ${maxBodyBytes} bytes`])
-    const bytes = await request.body(maxBodyBytes)
+    let bytes: Uint8Array | "too-large"
+    try {
+      bytes = await request.body(maxBodyBytes)
+    } catch {
+      // The client went away mid-body: nothing to log, and whatever is answered goes nowhere.
+      return failure(
+        variant,
+        400,
+        variant === "emails" ? ["request: the body could not be read"] : ["the body could not be read"]
+      )
+    }
     if (bytes === "too-large") return failure(variant, 413, [`the body is larger than ${maxBodyBytes} bytes`])
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     try {
@@ -238,7 +248,10 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         const allow = candidates.map((r) => r.method).join(", ")
         return failure(candidates[0]?.variant ?? "other", 405, [`use ${allow} for ${request.pathname}`], { allow })
       }
-      return await run(route, request)
+      return await run(route, request).catch((cause: unknown) => {
+        logError(`[mailroom] 500 on ${request.method} ${request.pathname}\n${String((cause as Error)?.stack ?? cause)}`)
+        return internal(route.variant)
+      })
     } catch (cause) {
       logError(`[mailroom] 500 on ${request.method} ${request.pathname}\n${String((cause as Error)?.stack ?? cause)}`)
       return internal("other")

@@ -1,7 +1,6 @@
 // Every way a Postmark send can fail, translated into core's ProviderError reasons in this one place.
 // The postmark client's own error is kept as `cause`; no message ever carries the server token.
-import type { EmailProvider } from "@mailroom/core"
-import { ProviderError } from "@mailroom/core"
+import { EmailProvider, ProviderError } from "@mailroom/core"
 
 /** What the `postmark` client rejects with: an `Errors.PostmarkError` (or a subclass) with these fields. */
 interface PostmarkFailure {
@@ -30,11 +29,6 @@ const isPostmarkFailure = (u: unknown): u is PostmarkFailure =>
   typeof (u as Partial<PostmarkFailure>).statusCode === "number"
 
 const domainOf = (address: string) => address.slice(address.lastIndexOf("@") + 1).toLowerCase()
-
-const extensionOf = (filename: string) => {
-  const dot = filename.lastIndexOf(".")
-  return dot >= 0 ? filename.slice(dot + 1).toLowerCase() : ""
-}
 
 // The patterns Postmark's own clients read the addresses with, from the 406 message
 // "... Found inactive addresses: a@x.com, b@y.com. Inactive recipients are ...".
@@ -96,7 +90,9 @@ const fromErrorCode = (code: number, message: string, context: SendContext): Pro
       })
     case 411: {
       const forbidden = new Set(context.forbiddenExtensions)
-      const named = email.attachments.map((a) => a.filename).filter((name) => forbidden.has(extensionOf(name)))
+      const named = email.attachments
+        .map((a) => a.filename)
+        .filter((name) => forbidden.has(EmailProvider.attachmentExtension(name)))
       const names = named.length > 0 ? named : email.attachments.map((a) => a.filename)
       return new ProviderError.InvalidRequest({
         message: `Postmark does not accept the file type of the attachment ${quoted(names)}`
