@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Packs every package as it would be published and imports each one from a project outside the
+# workspace, with npm, both at run time and with TypeScript: what a user installing them gets.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
+cd "$mailroom_root"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+names=()
+for dir in packages/*/; do
+  (cd "$dir" && pnpm pack --pack-destination "$work/packs" >/dev/null)
+  names+=("@mailroom/$(basename "$dir")")
+done
+cd "$work"
+echo '{ "name": "consumer", "private": true, "type": "module" }' > package.json
+npm install --no-audit --no-fund --loglevel=error ./packs/*.tgz effect@^4.1.0 @types/node@^24 >/dev/null
+{
+  for name in "${names[@]}"; do echo "import * as m$((i = ${i:-0} + 1)) from \"$name\""; done
+  i=0
+  echo "const modules = [$(for name in "${names[@]}"; do printf 'm%s, ' "$((i = i + 1))"; done)]"
+  echo 'for (const m of modules) if (Object.keys(m).length === 0) throw new Error("a package exports nothing")'
+  echo 'console.log(`imported ${modules.length} packages from their published tarballs`)'
+} > check.ts
+node check.ts
+cat > tsconfig.json <<'JSON'
+{ "compilerOptions": { "module": "NodeNext", "moduleResolution": "NodeNext", "strict": true,
+  "exactOptionalPropertyTypes": true, "noEmit": true, "skipLibCheck": true, "types": ["node"],
+  "allowImportingTsExtensions": true, "lib": ["ES2023", "DOM"] }, "files": ["check.ts"] }
+JSON
+"$mailroom_root/node_modules/.bin/tsc" -p tsconfig.json
+echo "and their type declarations check"
