@@ -1,8 +1,8 @@
 // Presigned S3 URLs straight from AWS's SigV4 signer, without a client command and its middleware
 // stack: only the host/path rules of the S3 endpoint and one SignatureV4.presign per URL.
-import { Hash } from "@smithy/hash-node"
 import { HttpRequest } from "@smithy/protocol-http"
 import { SignatureV4 } from "@smithy/signature-v4"
+import { Sha256 } from "./sha256.js"
 
 /** Where a bucket's objects live: everything of a URL before the encoded key. */
 export interface Target {
@@ -75,12 +75,13 @@ const signableHeaders = new Set(["content-type", "content-length"])
 export const makePresigner = ({ target, region, credentials }: PresignerOptions): Presigner => {
   // One signer for the store's lifetime. SignatureV4 keeps derived signing keys in a module-level
   // cache keyed by day, region, service and a hash of the credentials, so each URL costs one SHA-256
-  // of the canonical request and two HMACs, not the four-HMAC key derivation.
+  // of the canonical request and two HMACs, not the four-HMAC key derivation; Sha256 keys those two
+  // HMACs from cached KeyObjects.
   const signer = new SignatureV4({
     service: "s3",
     region,
     credentials,
-    sha256: Hash.bind(null, "sha256"),
+    sha256: Sha256,
     // S3 signs the path exactly as sent (keys are encoded once, below), unlike other AWS services.
     uriEscapePath: false,
     applyChecksum: false
