@@ -10,12 +10,13 @@ import type { ObjectStore } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import type * as Wire from "./Wire.js"
 
-export interface Options {
-  readonly provider: Layer.Layer<EmailProvider>
-  readonly store: Layer.Layer<ObjectStore>
-  readonly organizations: Layer.Layer<Organizations>
+/** The layers to build on; `E` is whatever building them can fail with (a `ConfigError` from `layerConfig`). */
+export interface Options<E = never> {
+  readonly provider: Layer.Layer<EmailProvider, E>
+  readonly store: Layer.Layer<ObjectStore, E>
+  readonly organizations: Layer.Layer<Organizations, E>
   /** Default: in memory, for a single instance. */
-  readonly idempotency?: Layer.Layer<IdempotencyStore.IdempotencyStore>
+  readonly idempotency?: Layer.Layer<IdempotencyStore.IdempotencyStore, E>
   readonly attachments?: Attachments.Config
   readonly mailer?: Mailer.Config
 }
@@ -30,7 +31,7 @@ export type Services =
   | IdempotencyStore.IdempotencyStore
 
 /** Mailer and Attachments from the given provider, store and organisations. */
-export const layer = (options: Options): Layer.Layer<Services> => {
+export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> => {
   const base = Layer.mergeAll(
     options.provider,
     options.store,
@@ -79,7 +80,7 @@ const principal = (caller: Caller): Effect.Effect<Principal, NotFound | Unauthor
  * A Promise client. Each method rejects with the typed error of the operation (ValidationError,
  * NotFound, ProviderError...), which `isMailroomError` and `isProviderError` recognise.
  */
-export const make = (options: Options): Client => {
+export const make = <E = never>(options: Options<E>): Client => {
   const runtime = ManagedRuntime.make(layer(options))
   const as = <A, E>(caller: Caller, f: (p: Principal) => Effect.Effect<A, E, Services>) =>
     runtime.runPromise(Effect.flatMap(principal(caller), f))
