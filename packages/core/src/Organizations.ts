@@ -94,6 +94,16 @@ export const makeStatic = (options: StaticOptions): Organizations => {
       for (const [j, entry] of (list ?? []).entries()) {
         // An empty entry would let an empty header in.
         if (entry.trim() === "") throw new Error(`organizations[${i}].${field}[${j}]: must not be empty`)
+        // What cannot travel in its header could never authenticate.
+        const hashed = entry.startsWith("sha256:")
+        if (!hashed && kind === "accessToken" && !/^[A-Za-z0-9\-._~+/]+=*$/.test(entry)) {
+          throw new Error(
+            `organizations[${i}].${field}[${j}]: must be a Bearer token (letters, digits, - . _ ~ + / and trailing =)`
+          )
+        }
+        if (!hashed && kind === "apiKey" && !/^[\x21-\x7e]+$/.test(entry)) {
+          throw new Error(`organizations[${i}].${field}[${j}]: must be visible ASCII characters without spaces`)
+        }
         const digest = digestOf(entry)
         if (credentials.some((c) => c.digest.equals(digest))) {
           throw new Error(`organizations[${i}].${field}[${j}]: is already configured`)

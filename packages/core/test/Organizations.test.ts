@@ -181,6 +181,17 @@ describe("Organizations.makeStatic", () => {
       )
     })
 
+    it("a credential that could not be sent in its header", () => {
+      assert.strictEqual(
+        configurationError([{ id: "org_acme", slug: "acme", accessTokens: ["tok acme"] }]),
+        "organizations[0].accessTokens[0]: must be a Bearer token (letters, digits, - . _ ~ + / and trailing =)"
+      )
+      assert.strictEqual(
+        configurationError([{ id: "org_acme", slug: "acme", apiKeys: ["mr key"] }]),
+        "organizations[0].apiKeys[0]: must be visible ASCII characters without spaces"
+      )
+    })
+
     it("a slug used twice: both would send as {slug}.{serviceDomain}", () => {
       assert.strictEqual(
         configurationError([
