@@ -87,31 +87,27 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         )
       }
       const forbidden = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
+      const owned = attachments.map((a) => isOwnKey(principal, a.key))
       attachments.forEach((a, i) => {
         const extension = attachmentExtension(a.filename)
         if (forbidden.has(extension)) {
           errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
         }
-        if (!isOwnKey(principal, a.key)) {
-          errors.push(`attachments[${i}].key: is not an attachment of this organization`)
-        }
+        if (!owned[i]) errors.push(`attachments[${i}].key: is not an attachment of this organization`)
       })
       // Only the caller's own keys are looked up: another organisation's key reveals nothing.
       const infos = yield* Effect.forEach(
         attachments,
-        (a) =>
-          isOwnKey(principal, a.key)
+        (a, i) =>
+          owned[i]
             ? store.head(a.key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.succeed(undefined)))
             : Effect.succeed(undefined),
         { concurrency: 8 }
       )
       let size = utf8Length(request.body.html) + utf8Length(request.body.text)
       infos.forEach((info, i) => {
-        if (info === undefined) {
-          if (isOwnKey(principal, attachments[i]?.key ?? "")) {
-            errors.push(`attachments[${i}].key: no file has been uploaded under this key`)
-          }
-        } else size += base64Length(info.size)
+        if (info !== undefined) size += base64Length(info.size)
+        else if (owned[i]) errors.push(`attachments[${i}].key: no file has been uploaded under this key`)
       })
       if (size > limits.maxMessageBytes) {
         errors.push(

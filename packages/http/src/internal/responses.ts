@@ -1,6 +1,6 @@
 // How each outcome becomes a status and a body, in the shape the spec gives each operation
 // (SPEC section 7, DESIGN section 3): {"errors"}, {"message"} or {"error"}.
-import { Cause, Duration } from "effect"
+import { Duration } from "effect"
 
 /** Which error-body rules an operation follows. */
 export type Variant = "emails" | "attachments" | "v1" | "other"
@@ -98,5 +98,3 @@ const provider = (reason: Tagged & Record<string, unknown>) => {
 
 /** A 500 tells the caller nothing internal; the cause goes to the log. */
 export const internal = (variant: Variant) => failure(variant, 500, ["internal error"])
-
-export const prettyCause = (cause: Cause.Cause<unknown>) => Cause.pretty(cause)

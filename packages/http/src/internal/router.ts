@@ -2,7 +2,7 @@
 // handlers answer byte for byte alike.
 
 import { isUtf8 } from "node:buffer"
-import { Attachments, Mailer, ObjectStore, Organizations, Wire } from "@mailroom/core"
+import { Attachments, Mailer, MailroomError, ObjectStore, Organizations, Wire } from "@mailroom/core"
 import { Cause, Effect, Exit } from "effect"
 import * as OpenApi from "../OpenApi.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
@@ -64,7 +64,7 @@ const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
       if (values.length > 1) problems.push(`${name}: must be given once`)
       else if (values[0] !== undefined) out[name] = values[0]
     }
-    if (problems.length > 0) return yield* Effect.fail({ _tag: "ValidationError", errors: problems })
+    if (problems.length > 0) return yield* new MailroomError.ValidationError({ errors: problems })
     return out
   })
 
