@@ -1,12 +1,11 @@
 import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
-import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
-import { Context, Effect, Exit, Layer, Redacted } from "effect"
+import { Context, Effect, Exit, Layer } from "effect"
 import { afterAll, assert, beforeAll, describe, it, onTestFinished } from "vitest"
-import { PostgresMigrations, PostgresOrganizations } from "../src/index.js"
-import { type Cluster, startCluster } from "./support/postgres.js"
+import { PostgresOrganizations } from "../src/index.js"
+import { type Cluster, migrate, startCluster } from "./support/postgres.js"
 
 const sha256Hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex")
 const apiKey = (value: string): Organizations.Credential => ({ kind: "apiKey", value })
@@ -58,10 +57,7 @@ const failure = <E>(effect: Effect.Effect<unknown, E>) =>
 
 beforeAll(async () => {
   cluster = await startCluster()
-  const applied = await Effect.runPromise(
-    PostgresMigrations.run.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(cluster.url) })))
-  )
-  assert.deepStrictEqual(applied, [[1, "organizations"]])
+  assert.deepStrictEqual(await migrate(cluster.url), [[1, "organizations"]])
   await cluster.psql(
     `INSERT INTO mailroom_organizations (id, slug) VALUES ('org_acme', 'acme'), ('org_globex', 'globex')`
   )
@@ -90,10 +86,7 @@ describe("PostgresMigrations", () => {
     assert.deepStrictEqual(await cluster.psql(`SELECT migration_id, name FROM mailroom_migrations`), [
       ["1", "organizations"]
     ])
-    const again = await Effect.runPromise(
-      PostgresMigrations.run.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(cluster.url) })))
-    )
-    assert.deepStrictEqual(again, [])
+    assert.deepStrictEqual(await migrate(cluster.url), [])
   })
 
   it("the schema refuses a plain key, an id that would merge with another, and a domain not in ASCII lower case", async () => {

@@ -2,15 +2,16 @@
 // node:http server, logs one line per request, and shuts down gracefully.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Mailroom, Organizations } from "@mailroom/core"
+import { Mailroom } from "@mailroom/core"
 import { GcsObjectStore } from "@mailroom/gcs"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { PostmarkEmailProvider } from "@mailroom/postmark"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
-import { Layer, ManagedRuntime, Redacted } from "effect"
-import { type Config, ConfigError } from "./ServerConfig.js"
+import { ManagedRuntime, Redacted } from "effect"
+import * as ServerOrganizations from "./internal/organizations.js"
+import type { Config } from "./ServerConfig.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
@@ -92,15 +93,7 @@ const providerLayer = (provider: Config["provider"]) => {
 export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
   const log = options.log ?? ((line: string) => console.log(line))
   const host = options.host ?? "127.0.0.1"
-  let organizations: Organizations.Organizations
-  try {
-    organizations = Organizations.makeStatic({
-      serviceDomain: config.serviceDomain,
-      organizations: config.organizations
-    })
-  } catch (cause) {
-    throw new ConfigError("config", [(cause as Error).message])
-  }
+  const organizations = ServerOrganizations.make(config)
 
   let closing: Promise<void> | undefined
   // Requests that arrive before the layers are built are answered 503.
@@ -135,7 +128,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const layer = Mailroom.layer({
     provider: providerLayer(config.provider),
     store: storageLayer(config.storage, publicUrl),
-    organizations: Layer.succeed(Organizations.Organizations, organizations)
+    organizations: organizations.layer
   })
   const runtime = ManagedRuntime.make(layer)
   try {

@@ -7,7 +7,9 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { Effect, type Scope } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted, type Scope } from "effect"
+import * as PostgresMigrations from "../../src/PostgresMigrations.js"
 
 const run = promisify(execFile)
 
@@ -198,3 +200,7 @@ export const scoped: Effect.Effect<Cluster, never, Scope.Scope> = Effect.acquire
   Effect.promise(() => startCluster()),
   (cluster) => Effect.promise(() => cluster.destroy())
 )
+
+/** Applies mailroom's schema with the package's own runner; answers the migrations it applied. */
+export const migrate = (url: string): Promise<ReadonlyArray<readonly [number, string]>> =>
+  Effect.runPromise(PostgresMigrations.run.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) }))))
