@@ -28,6 +28,12 @@ export interface RunningServer {
   readonly config: Config
   /** Stops accepting connections, lets requests in flight finish, then releases the layers. */
   readonly close: () => Promise<void>
+  /**
+   * Serves the organisations (keys, domains) listed in `config` from now on, without a restart.
+   * Throws a ConfigError, keeping the running ones, when they are invalid or not from the file.
+   * Answers the names of the other sections that differ: those take a restart.
+   */
+  readonly reload: (config: Config) => ReadonlyArray<string>
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
@@ -148,5 +154,5 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     }).then(() => runtime.dispose())
     return closing
   }
-  return { url, config, close }
+  return { url, config, close, reload: organizations.reload }
 }
