@@ -90,33 +90,31 @@ describe("PostgresMigrations", () => {
   })
 
   it("the schema refuses a plain key, an id that would merge with another, and a domain not in ASCII lower case", async () => {
-    const refused = async (sql: string, constraint: string) => {
+    const cases: ReadonlyArray<readonly [constraint: string, table: string, columns: string, values: string]> = [
+      ["mailroom_api_keys_sha256_shape", "mailroom_api_keys", "organization_id, sha256", "'org_acme', 'mr_live_plain'"],
+      [
+        "mailroom_api_keys_sha256_shape",
+        "mailroom_api_keys",
+        "organization_id, sha256",
+        `'org_acme', '${sha256Hex("x").toUpperCase()}'`
+      ],
+      ["mailroom_organizations_id_without_case", "mailroom_organizations", "id, slug", "'ORG_ACME', 'acme2'"],
+      ["mailroom_organizations_id_shape", "mailroom_organizations", "id, slug", "'org/../x', 'x'"],
+      [
+        "mailroom_verified_domains_domain_shape",
+        "mailroom_verified_domains",
+        "organization_id, domain",
+        "'org_acme', 'Acme.Example'"
+      ]
+    ]
+    for (const [constraint, table, columns, values] of cases) {
+      const sql = `INSERT INTO ${table} (${columns}) VALUES (${values})`
       const error = await cluster.psql(sql).then(
         () => assert.fail(`accepted: ${sql}`),
         (e: Error) => e
       )
       assert.include(error.message, constraint)
     }
-    await refused(
-      `INSERT INTO mailroom_api_keys (organization_id, sha256) VALUES ('org_acme', 'mr_live_plain')`,
-      "mailroom_api_keys_sha256_shape"
-    )
-    await refused(
-      `INSERT INTO mailroom_api_keys (organization_id, sha256) VALUES ('org_acme', '${sha256Hex("x").toUpperCase()}')`,
-      "mailroom_api_keys_sha256_shape"
-    )
-    await refused(
-      `INSERT INTO mailroom_organizations (id, slug) VALUES ('ORG_ACME', 'acme2')`,
-      "mailroom_organizations_id_without_case"
-    )
-    await refused(
-      `INSERT INTO mailroom_organizations (id, slug) VALUES ('org/../x', 'x')`,
-      "mailroom_organizations_id_shape"
-    )
-    await refused(
-      `INSERT INTO mailroom_verified_domains (organization_id, domain) VALUES ('org_acme', 'Acme.Example')`,
-      "mailroom_verified_domains_domain_shape"
-    )
   })
 })
 
