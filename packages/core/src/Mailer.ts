@@ -6,7 +6,7 @@ import { isOwnKey } from "./Attachments.js"
 import { attachmentExtension, EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
-import { Conflict, ValidationError } from "./MailroomError.js"
+import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
 import { type ObjectInfo, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import { ProviderError, SenderNotVerified } from "./ProviderError.js"
@@ -36,7 +36,8 @@ export interface SendOutcome {
   readonly replayed: boolean
 }
 
-export type SendError = ValidationError | ProviderError | Conflict | ObjectStoreError
+/** `Unavailable` when the organisation's sender domains cannot be looked up (its store is down). */
+export type SendError = ValidationError | ProviderError | Conflict | ObjectStoreError | Unavailable
 
 export interface Mailer {
   readonly send: (

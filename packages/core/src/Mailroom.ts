@@ -5,7 +5,7 @@ import * as Attachments from "./Attachments.js"
 import type { EmailProvider } from "./EmailProvider.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"
 import * as Mailer from "./Mailer.js"
-import type { NotFound, Unauthorized } from "./MailroomError.js"
+import type { NotFound, Unauthorized, Unavailable } from "./MailroomError.js"
 import type { ObjectStore } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import type * as Wire from "./Wire.js"
@@ -65,10 +65,10 @@ export interface Client {
   readonly dispose: () => Promise<void>
 }
 
-const principal = (caller: Caller): Effect.Effect<Principal, NotFound | Unauthorized, Organizations> =>
+const principal = (caller: Caller): Effect.Effect<Principal, NotFound | Unauthorized | Unavailable, Organizations> =>
   Effect.flatMap(
     Organizations,
-    (organizations): Effect.Effect<Principal, NotFound | Unauthorized> =>
+    (organizations): Effect.Effect<Principal, NotFound | Unauthorized | Unavailable> =>
       "orgId" in caller
         ? organizations.find(caller.orgId)
         : "apiKey" in caller

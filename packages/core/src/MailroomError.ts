@@ -42,7 +42,20 @@ export class Conflict extends Data.TaggedError("Conflict")<{
   readonly [TypeId] = TypeId
 }
 
-export type MailroomError = ValidationError | Unauthorized | Forbidden | NotFound | Conflict
+/**
+ * Something mailroom needs in order to answer cannot be reached: the organisations' database, say.
+ * Nothing was done, and the request may be tried again later. Distinct from `Unauthorized` on
+ * purpose: an outage must never look like a revoked credential. `cause` keeps the underlying failure
+ * for logs; `message` is safe to show a caller.
+ */
+export class Unavailable extends Data.TaggedError("Unavailable")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {
+  readonly [TypeId] = TypeId
+}
+
+export type MailroomError = ValidationError | Unauthorized | Forbidden | NotFound | Conflict | Unavailable
 
 /** True for any of the errors above, from any copy of this package. */
 export const isMailroomError = (u: unknown): u is MailroomError => typeof u === "object" && u !== null && TypeId in u

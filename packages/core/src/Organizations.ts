@@ -3,7 +3,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
 import { asciiDomain } from "./internal/address.js"
-import { NotFound, Unauthorized } from "./MailroomError.js"
+import { NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 
 export interface Principal {
   readonly orgId: string
@@ -14,12 +14,16 @@ export type Credential =
   | { readonly kind: "apiKey"; readonly value: string }
   | { readonly kind: "accessToken"; readonly value: string }
 
+/**
+ * Implementations backed by a remote store fail with `Unavailable` when it cannot be reached, so an
+ * outage is answered 503, never 401 as if the credential were revoked.
+ */
 export interface Organizations {
-  readonly authenticate: (credential: Credential) => Effect.Effect<Principal, Unauthorized>
+  readonly authenticate: (credential: Credential) => Effect.Effect<Principal, Unauthorized | Unavailable>
   /** For in-process callers that already know which organisation they act for. */
-  readonly find: (orgId: string) => Effect.Effect<Principal, NotFound>
+  readonly find: (orgId: string) => Effect.Effect<Principal, NotFound | Unavailable>
   /** ASCII, lower-case domains the organisation may send from, `{slug}.{serviceDomain}` included. */
-  readonly verifiedDomains: (principal: Principal) => Effect.Effect<ReadonlyArray<string>>
+  readonly verifiedDomains: (principal: Principal) => Effect.Effect<ReadonlyArray<string>, Unavailable>
 }
 
 export const Organizations: Context.Service<Organizations, Organizations> =
@@ -41,6 +45,43 @@ export interface StaticOptions {
   readonly organizations: ReadonlyArray<OrganizationConfig>
 }
 
+/** Ids name storage prefixes: letters, digits, `_` and `-`, at most 64. */
+export const isValidId = (id: string): boolean => /^[A-Za-z0-9_-]{1,64}$/.test(id)
+
+/** A slug is a lower-case DNS label, as it is the first label of `{slug}.{serviceDomain}`. */
+export const isValidSlug = (slug: string): boolean => /^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(slug)
+
+export interface DomainRules {
+  /** The service domain in ASCII, lower case. */
+  readonly serviceDomain: string
+  /** The domain an organisation may always send from: `{slug}.{serviceDomain}`. */
+  readonly own: (slug: string) => string
+  /** A configured domain in the form `verifiedDomains` answers (ASCII, lower case), or why it cannot be one. */
+  readonly check: (domain: string) => { readonly domain: string } | { readonly problem: string }
+}
+
+/**
+ * The sender-domain rules every implementation keeps, so a domain means the same whichever source
+ * it comes from. Throws when `serviceDomain` is not a domain name.
+ */
+export const makeDomainRules = (serviceDomain: string): DomainRules => {
+  const ascii = asciiDomain(serviceDomain)
+  if (ascii === undefined) throw new Error(`serviceDomain: "${serviceDomain}" is not a domain name`)
+  return {
+    serviceDomain: ascii,
+    own: (slug) => `${slug}.${ascii}`,
+    check: (domain) => {
+      const checked = asciiDomain(domain)
+      if (checked === undefined) return { problem: "not a domain name" }
+      // The service domain's subdomains are the organisations' own {slug}.{serviceDomain}.
+      if (checked === ascii || checked.endsWith(`.${ascii}`)) {
+        return { problem: `${checked} belongs to the service domain` }
+      }
+      return { domain: checked }
+    }
+  }
+}
+
 const sha256 = (value: string) => createHash("sha256").update(value, "utf8").digest()
 
 const digestOf = (entry: string): Buffer => {
@@ -54,8 +95,7 @@ const digestOf = (entry: string): Buffer => {
  * Throws on an invalid configuration (bad id or slug, a credential used twice).
  */
 export const makeStatic = (options: StaticOptions): Organizations => {
-  const serviceDomain = asciiDomain(options.serviceDomain)
-  if (serviceDomain === undefined) throw new Error(`serviceDomain: "${options.serviceDomain}" is not a domain name`)
+  const rules = makeDomainRules(options.serviceDomain)
   const credentials: Array<{
     readonly kind: Credential["kind"]
     readonly digest: Buffer
@@ -63,10 +103,10 @@ export const makeStatic = (options: StaticOptions): Organizations => {
   }> = []
   const principals = new Map<string, { readonly principal: Principal; readonly domains: ReadonlyArray<string> }>()
   for (const [i, org] of options.organizations.entries()) {
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(org.id)) {
+    if (!isValidId(org.id)) {
       throw new Error(`organizations[${i}].id: must be 1-64 letters, digits, "_" or "-"`)
     }
-    if (!/^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(org.slug)) {
+    if (!isValidSlug(org.slug)) {
       throw new Error(`organizations[${i}].slug: must be a lower-case DNS label`)
     }
     // Ids name storage prefixes, which a case-insensitive disk (macOS, Windows) would merge.
@@ -77,16 +117,12 @@ export const makeStatic = (options: StaticOptions): Organizations => {
       throw new Error(`organizations[${i}].slug: "${org.slug}" is used twice`)
     }
     const domains = (org.verifiedDomains ?? []).map((domain, j) => {
-      const ascii = asciiDomain(domain)
-      if (ascii === undefined) throw new Error(`organizations[${i}].verifiedDomains[${j}]: not a domain name`)
-      // The service domain's subdomains are the organisations' own {slug}.{serviceDomain}.
-      if (ascii === serviceDomain || ascii.endsWith(`.${serviceDomain}`)) {
-        throw new Error(`organizations[${i}].verifiedDomains[${j}]: ${ascii} belongs to the service domain`)
-      }
-      return ascii
+      const checked = rules.check(domain)
+      if ("problem" in checked) throw new Error(`organizations[${i}].verifiedDomains[${j}]: ${checked.problem}`)
+      return checked.domain
     })
     const principal: Principal = { orgId: org.id, slug: org.slug }
-    principals.set(org.id, { principal, domains: [...domains, `${org.slug}.${serviceDomain}`] })
+    principals.set(org.id, { principal, domains: [...domains, rules.own(org.slug)] })
     for (const [kind, field, list] of [
       ["apiKey", "apiKeys", org.apiKeys],
       ["accessToken", "accessTokens", org.accessTokens]

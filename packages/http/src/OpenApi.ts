@@ -58,8 +58,10 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
   }
   const apiKey = [{ apiKey: [] }]
   const bearer = [{ bearer: [] }]
-  const unauthorized = (shape: keyof typeof shapes) => ({
-    "401": errorResponse(shape, "Missing, invalid or revoked credential")
+  // Every authenticated operation: an unreachable organisations store is a 503, never a 401.
+  const unauthorized = (shape: keyof typeof shapes, unavailableShape: keyof typeof shapes = shape) => ({
+    "401": errorResponse(shape, "Missing, invalid or revoked credential"),
+    "503": errorResponse(unavailableShape, "The credential cannot be checked right now; nothing was done")
   })
   const presign = (
     security: ReadonlyArray<Record<string, ReadonlyArray<string>>>,
@@ -72,7 +74,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
       responses: {
         ...success("201", "PresignResponse", "Upload URL, valid for expires_in seconds"),
         "400": errorResponse(shape("400"), "Invalid request"),
-        ...unauthorized(shape("401")),
+        ...unauthorized(shape("401"), shape("503")),
         "403": errorResponse(shape("403"), "org_id is not the caller's organisation"),
         "413": errorResponse(shape("413"), "Body too large"),
         "415": errorResponse(shape("415"), "Body is not application/json"),
@@ -115,7 +117,10 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
             "422": errorResponse("error", "The sender domain is not verified, or the provider rejected the message"),
             "429": errorResponse("error", "Rate limited by the provider (see Retry-After)"),
             "500": errorResponse("error", "Internal error"),
-            "503": errorResponse("error", "Sending is paused, or the provider is unavailable")
+            "503": errorResponse(
+              "error",
+              "Sending is paused, the provider is unavailable, or the credential cannot be checked right now"
+            )
           }
         }
       },
@@ -128,7 +133,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
           responses: {
             ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
             "400": errorResponse("error", "Invalid key"),
-            ...unauthorized("message"),
+            ...unauthorized("message", "error"),
             "404": errorResponse("message", "No such attachment of this organisation"),
             "500": errorResponse("message", "Internal error")
           }
@@ -142,7 +147,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
           responses: {
             ...success("200", "DeleteByKeyResponse", "Deleted"),
             "400": errorResponse("error", "Invalid key"),
-            ...unauthorized("message"),
+            ...unauthorized("message", "error"),
             "404": errorResponse("message", "No such attachment of this organisation"),
             "500": errorResponse("message", "Internal error")
           }

@@ -31,6 +31,7 @@ for (const [transport, start] of Object.entries(transports)) {
     beforeEach(() => {
       world.control.failures.length = 0
       world.control.storeBroken = false
+      world.control.organizationsDown = false
       world.control.logged.length = 0
     })
 
@@ -371,6 +372,55 @@ for (const [transport, start] of Object.entries(transports)) {
         assert.include(world.control.logged.join("\n"), "secret-internal-bucket")
         const presign = await call("POST", "/attachments/presign", { headers: apiKey(), body: { filename: "a.pdf" } })
         expectJson(presign, 500, { message: "internal error" })
+      })
+    })
+
+    describe("organisations that cannot be reached", () => {
+      it("are 503 in each operation's shape, never a 401, and nothing is sent or logged as a 500", async () => {
+        world.control.organizationsDown = true
+        const sent = world.provider.sent.length
+        const error = "credentials cannot be checked right now; nothing was done"
+        expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, { error })
+        expectJson(
+          await call("POST", "/attachments/presign", { headers: apiKey(), body: { filename: "a.pdf" } }),
+          503,
+          {
+            error
+          }
+        )
+        expectJson(
+          await call("GET", "/attachments/download?key=attachments/org_acme/1-a.pdf", { headers: apiKey() }),
+          503,
+          {
+            error
+          }
+        )
+        expectJson(
+          await call("DELETE", "/attachments/delete?key=attachments/org_acme/1-a.pdf", { headers: apiKey() }),
+          503,
+          {
+            error
+          }
+        )
+        expectJson(
+          await call("POST", "/v1/attachments/presign", { headers: bearer(), body: { filename: "a.pdf" } }),
+          503,
+          {
+            message: error
+          }
+        )
+        expectJson(
+          await call("DELETE", "/v1/attachments", { headers: bearer(), body: { attachment_id: "att_00" } }),
+          503,
+          {
+            message: error
+          }
+        )
+        assert.strictEqual(world.provider.sent.length, sent)
+        assert.deepStrictEqual(world.control.logged, [])
+        // Back up: the same key works again.
+        world.control.organizationsDown = false
+        assert.strictEqual((await call("POST", "/emails", { headers: apiKey(), body: message })).status, 201)
       })
     })
 

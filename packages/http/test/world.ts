@@ -3,7 +3,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { createAdaptorServer } from "@hono/node-server"
-import { EmailProvider, Mailroom, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
+import { EmailProvider, Mailroom, MailroomError, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
 import { Effect, Layer } from "effect"
 import { MailroomHandler } from "../src/index.js"
 
@@ -18,6 +18,8 @@ export const makeWorld = () => {
     /** The provider's next answers, consumed in order, before it falls back to accepting. */
     failures: [] as Array<ProviderError.ProviderError>,
     storeBroken: false,
+    /** Organisations whose store cannot be reached, as a database-backed source answers during an outage. */
+    organizationsDown: false,
     endlessCancelled: false,
     logged: [] as Array<string>
   }
@@ -62,28 +64,37 @@ export const makeWorld = () => {
       return failure === undefined ? provider.send(email) : Effect.fail(failure)
     }
   }
+  const unreachable = Effect.fail(
+    new MailroomError.Unavailable({ message: "credentials cannot be checked right now; nothing was done" })
+  )
+  const configured = Organizations.makeStatic({
+    serviceDomain: "mailroom.test",
+    organizations: [
+      {
+        id: "org_acme",
+        slug: "acme",
+        verifiedDomains: ["acme.example"],
+        apiKeys: [keys.acme],
+        accessTokens: [keys.acmeToken]
+      },
+      {
+        id: "org_globex",
+        slug: "globex",
+        verifiedDomains: ["globex.example"],
+        apiKeys: [keys.globex],
+        accessTokens: [keys.globexToken]
+      }
+    ]
+  })
+  const organizations: Organizations.Organizations = {
+    authenticate: (credential) => (control.organizationsDown ? unreachable : configured.authenticate(credential)),
+    find: (orgId) => (control.organizationsDown ? unreachable : configured.find(orgId)),
+    verifiedDomains: (principal) => (control.organizationsDown ? unreachable : configured.verifiedDomains(principal))
+  }
   const layer = Mailroom.layer({
     provider: Layer.succeed(EmailProvider.EmailProvider, scripted),
     store: Layer.succeed(ObjectStore.ObjectStore, store),
-    organizations: Organizations.layerStatic({
-      serviceDomain: "mailroom.test",
-      organizations: [
-        {
-          id: "org_acme",
-          slug: "acme",
-          verifiedDomains: ["acme.example"],
-          apiKeys: [keys.acme],
-          accessTokens: [keys.acmeToken]
-        },
-        {
-          id: "org_globex",
-          slug: "globex",
-          verifiedDomains: ["globex.example"],
-          apiKeys: [keys.globex],
-          accessTokens: [keys.globexToken]
-        }
-      ]
-    }),
+    organizations: Layer.succeed(Organizations.Organizations, organizations),
     mailer: { retry: { maxAttempts: 1 } }
   })
   return { memory, provider, control, layer }

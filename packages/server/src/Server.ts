@@ -2,15 +2,16 @@
 // node:http server, logs one line per request, and shuts down gracefully.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Mailroom, Organizations } from "@mailroom/core"
+import { Mailroom } from "@mailroom/core"
 import { GcsObjectStore } from "@mailroom/gcs"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { PostmarkEmailProvider } from "@mailroom/postmark"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
-import { Layer, ManagedRuntime, Redacted } from "effect"
-import { type Config, ConfigError } from "./ServerConfig.js"
+import { ManagedRuntime, Redacted } from "effect"
+import * as ServerOrganizations from "./internal/organizations.js"
+import type { Config } from "./ServerConfig.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
@@ -27,6 +28,12 @@ export interface RunningServer {
   readonly config: Config
   /** Stops accepting connections, lets requests in flight finish, then releases the layers. */
   readonly close: () => Promise<void>
+  /**
+   * Serves the organisations (keys, domains) listed in `config` from now on, without a restart.
+   * Throws a ConfigError, keeping the running ones, when they are invalid or not from the file.
+   * Answers the names of the other sections that differ: those take a restart.
+   */
+  readonly reload: (config: Config) => ReadonlyArray<string>
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
@@ -92,15 +99,7 @@ const providerLayer = (provider: Config["provider"]) => {
 export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
   const log = options.log ?? ((line: string) => console.log(line))
   const host = options.host ?? "127.0.0.1"
-  let organizations: Organizations.Organizations
-  try {
-    organizations = Organizations.makeStatic({
-      serviceDomain: config.serviceDomain,
-      organizations: config.organizations
-    })
-  } catch (cause) {
-    throw new ConfigError("config", [(cause as Error).message])
-  }
+  const organizations = ServerOrganizations.make(config)
 
   let closing: Promise<void> | undefined
   // Requests that arrive before the layers are built are answered 503.
@@ -135,7 +134,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const layer = Mailroom.layer({
     provider: providerLayer(config.provider),
     store: storageLayer(config.storage, publicUrl),
-    organizations: Layer.succeed(Organizations.Organizations, organizations)
+    organizations: organizations.layer
   })
   const runtime = ManagedRuntime.make(layer)
   try {
@@ -155,5 +154,5 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     }).then(() => runtime.dispose())
     return closing
   }
-  return { url, config, close }
+  return { url, config, close, reload: organizations.reload }
 }

@@ -35,6 +35,46 @@ export const Organization = Schema.Struct({
   accessTokens: Schema.optionalKey(Schema.Array(Schema.String))
 })
 
+const positive = (what: string, integer: boolean) =>
+  Schema.Number.pipe(
+    Schema.check(
+      Schema.makeFilter((n: number) =>
+        Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n)) ? undefined : `must be ${what}`
+      )
+    )
+  )
+
+const PostgresUrl = Schema.String.pipe(
+  Schema.check(
+    // The URL holds a password: the message never repeats it.
+    Schema.makeFilter((s: string) =>
+      URL.canParse(s) && /^postgres(ql)?:$/.test(new URL(s).protocol)
+        ? undefined
+        : "must be a postgres:// or postgresql:// URL"
+    )
+  )
+)
+
+/** Organisations read from PostgreSQL (@mailroom/postgres) instead of this file. */
+export const PostgresOrganizations = Schema.Struct({
+  kind: Schema.Literal("postgres"),
+  /** Default: the DATABASE_URL environment variable, so the file need not hold the password. */
+  url: Schema.optionalKey(PostgresUrl),
+  cacheSeconds: Schema.optionalKey(
+    Schema.Number.pipe(
+      Schema.check(Schema.makeFilter((n: number) => (Number.isFinite(n) && n >= 0 ? undefined : "must be 0 or more")))
+    )
+  ),
+  cacheCapacity: Schema.optionalKey(positive("a whole number above 0", true)),
+  timeoutSeconds: Schema.optionalKey(positive("a number above 0", false)),
+  maxConnections: Schema.optionalKey(positive("a whole number above 0", true))
+})
+
+/** Where the organisations come from: this file (`organizations` is a list) or a database. */
+export type OrganizationsSource =
+  | { readonly kind: "config" }
+  | (Omit<typeof PostgresOrganizations.Type, "url"> & { readonly url: string })
+
 export const LocalStorage = Schema.Struct({
   kind: Schema.Literal("local"),
   dir: Dir,
@@ -86,7 +126,8 @@ export const ServerConfig = Schema.Struct({
   port: Schema.optionalKey(Port),
   publicUrl: Schema.optionalKey(Url),
   serviceDomain: Schema.String,
-  organizations: Schema.Array(Organization),
+  // A list of organisations, or {"kind": "postgres", ...}: decoded below.
+  organizations: Schema.Unknown,
   // Decoded by kind below, so a mistake is reported against the kind's own fields.
   storage: Schema.Unknown,
   provider: Schema.Unknown
@@ -96,7 +137,9 @@ export interface Config {
   readonly port: number
   readonly publicUrl: string | undefined
   readonly serviceDomain: string
+  /** The organisations of the file; empty when they come from elsewhere (`organizationsSource`). */
   readonly organizations: ReadonlyArray<typeof Organization.Type>
+  readonly organizationsSource: OrganizationsSource
   readonly storage: typeof LocalStorage.Type | typeof S3Storage.Type | typeof GcsStorage.Type
   readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type
 }
@@ -117,29 +160,38 @@ const decodeWith = <S extends Schema.Decoder<unknown>>(schema: S, input: unknown
   const result = Effect.runSync(Effect.result(Wire.decode(schema)(input)))
   if (result._tag === "Success") return { value: result.success as S["Type"], problems: [] as ReadonlyArray<string> }
   const problems = result.failure.errors.map((m) =>
-    m.startsWith("request: ") ? `${prefix || "config"}: ${m.slice(9)}` : prefix === "" ? m : `${prefix}.${m}`
+    m.startsWith("request: ")
+      ? `${prefix || "config"}: ${m.slice(9)}`
+      : prefix === "" || m.startsWith("[")
+        ? `${prefix}${m}`
+        : `${prefix}.${m}`
   )
   return { value: undefined, problems }
+}
+
+export interface ParseOptions {
+  readonly source?: string
+  readonly baseDir?: string
+  readonly port?: number
+  /** Where DATABASE_URL is read from. Default: process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>
 }
 
 /**
  * Checks a parsed config. Relative directories are resolved against `baseDir` (the config file's
  * folder); `port` from the environment wins over the file.
  */
-export const parse = (
-  input: unknown,
-  options: { readonly source?: string; readonly baseDir?: string; readonly port?: number } = {}
-): Config => {
+export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   const source = options.source ?? "config"
   const top = decodeWith(ServerConfig, input, "")
+  const record = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>
+  const env = options.env ?? process.env
   if (top.problems.length > 0) {
     // The nested sections may still be checkable; report their problems too.
-    const record = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>
-    const more = sections(record)
+    const more = sections(record, env)
     throw new ConfigError(source, [...top.problems, ...more.problems])
   }
-  const record = input as Record<string, unknown>
-  const { storage, provider, problems } = sections(record)
+  const { storage, provider, organizations, organizationsSource, problems } = sections(record, env)
   if (problems.length > 0) throw new ConfigError(source, problems)
   const baseDir = options.baseDir ?? process.cwd()
   const at = (dir: string) => (isAbsolute(dir) ? dir : resolve(baseDir, dir))
@@ -148,13 +200,38 @@ export const parse = (
     port: options.port ?? decoded.port ?? 3000,
     publicUrl: decoded.publicUrl,
     serviceDomain: decoded.serviceDomain,
-    organizations: decoded.organizations,
+    organizations,
+    organizationsSource,
     storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
     provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider
   }
 }
 
-const sections = (record: Record<string, unknown>) => {
+/** The organisations: a list in the file, or where to read them from. */
+const organizationsSection = (value: unknown, env: Readonly<Record<string, string | undefined>>) => {
+  const none = { organizations: [], organizationsSource: { kind: "config" } as OrganizationsSource }
+  if (value === undefined) return { ...none, problems: [] }
+  if (Array.isArray(value)) {
+    const list = decodeWith(Schema.Array(Organization), value, "organizations")
+    return { ...none, organizations: list.value ?? [], problems: list.problems }
+  }
+  if (typeof value !== "object" || value === null || (value as { kind?: unknown }).kind !== "postgres") {
+    return { ...none, problems: ['organizations: must be a list of organizations, or {"kind": "postgres", ...}'] }
+  }
+  const decoded = decodeWith(PostgresOrganizations, value, "organizations")
+  if (decoded.value === undefined) return { ...none, problems: decoded.problems }
+  const url = decoded.value.url ?? env.DATABASE_URL
+  if (url === undefined || url === "") {
+    return { ...none, problems: ["organizations.url: is required, or set the DATABASE_URL environment variable"] }
+  }
+  const checked = decodeWith(PostgresUrl, url, "")
+  if (checked.problems.length > 0) {
+    return { ...none, problems: ["DATABASE_URL: must be a postgres:// or postgresql:// URL"] }
+  }
+  return { ...none, organizationsSource: { ...decoded.value, url }, problems: [] }
+}
+
+const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
   const section = <K extends string>(name: string, schemas: Record<K, Schema.Decoder<unknown>>) => {
     const value = record[name]
     if (value === undefined) return { value: undefined, problems: [] }
@@ -167,15 +244,18 @@ const sections = (record: Record<string, unknown>) => {
   }
   const storage = section("storage", storages)
   const provider = section("provider", providers)
+  const organizations = organizationsSection(record.organizations, env)
   return {
     storage: storage.value as Config["storage"],
     provider: provider.value as Config["provider"],
-    problems: [...storage.problems, ...provider.problems]
+    organizations: organizations.organizations as Config["organizations"],
+    organizationsSource: organizations.organizationsSource,
+    problems: [...organizations.problems, ...storage.problems, ...provider.problems]
   }
 }
 
 /** Reads and checks the config file at `path`. */
-export const load = async (path: string, options: { readonly port?: number } = {}): Promise<Config> => {
+export const load = async (path: string, options: Omit<ParseOptions, "source" | "baseDir"> = {}): Promise<Config> => {
   let text: string
   try {
     text = await readFile(path, "utf8")

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { quickstartText } from "./internal/quickstart.js"
+import { reloadOnSighup } from "./internal/reload.js"
 import { start } from "./Server.js"
 // `mailroom`: starts the service from MAILROOM_CONFIG (default mailroom.config.json); PORT and HOST
 // override the file. With --quickstart it prints the example credential and a curl for each step.
@@ -30,6 +31,7 @@ try {
     )
   }
   if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config))
+  reloadOnSighup(configPath, running, port === undefined ? {} : { port })
   let stopping = false
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.on(signal, () => {

@@ -59,6 +59,8 @@ export const describe = (
       return { status: 404, messages: [String(e.message)] }
     case "Conflict":
       return { status: 409, messages: [String(e.message)] }
+    case "Unavailable":
+      return { status: 503, messages: [String(e.message)] }
     case "ProviderError":
       return provider(e.reason as Tagged & Record<string, unknown>)
     default:

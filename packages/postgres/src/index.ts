@@ -1,0 +1,2 @@
+export * as PostgresMigrations from "./PostgresMigrations.js"
+export * as PostgresOrganizations from "./PostgresOrganizations.js"

@@ -1,0 +1,54 @@
+// The server's organisations: those listed in the config file, which a reload replaces as a whole,
+// or those of a PostgreSQL database, which sees its own changes within `cacheSeconds`.
+import { Organizations } from "@mailroom/core"
+import { PostgresOrganizations } from "@mailroom/postgres"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import { type Config, ConfigError } from "../ServerConfig.js"
+
+const fromFile = (config: Config) => {
+  try {
+    return Organizations.makeStatic({ serviceDomain: config.serviceDomain, organizations: config.organizations })
+  } catch (cause) {
+    throw new ConfigError("config", [(cause as Error).message])
+  }
+}
+
+/** Throws a ConfigError when the file's organisations are invalid. */
+export const make = (config: Config) => {
+  // Requests already running finish with the organisations they started with.
+  let current = fromFile(config)
+  const source = config.organizationsSource
+  const layer =
+    source.kind === "postgres"
+      ? PostgresOrganizations.layer({
+          url: Redacted.make(source.url),
+          serviceDomain: config.serviceDomain,
+          ...(source.cacheSeconds === undefined ? {} : { cacheTtl: Duration.seconds(source.cacheSeconds) }),
+          ...(source.timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(source.timeoutSeconds) }),
+          ...(source.cacheCapacity === undefined ? {} : { cacheCapacity: source.cacheCapacity }),
+          ...(source.maxConnections === undefined ? {} : { maxConnections: source.maxConnections })
+        })
+      : Layer.succeed(Organizations.Organizations, {
+          authenticate: (credential) => Effect.suspend(() => current.authenticate(credential)),
+          find: (orgId) => Effect.suspend(() => current.find(orgId)),
+          verifiedDomains: (principal) => Effect.suspend(() => current.verifiedDomains(principal))
+        })
+
+  /**
+   * Serves the organisations of `next` from now on; throws a ConfigError, keeping the running ones,
+   * when they are invalid. Answers the other sections of `next` that differ, which need a restart.
+   */
+  const reload = (next: Config): ReadonlyArray<string> => {
+    if (source.kind !== "config" || next.organizationsSource.kind !== "config") {
+      throw new ConfigError("config", [
+        "organizations: only organisations listed in the config file are reloaded; restart to change their source"
+      ])
+    }
+    current = fromFile(next)
+    const { organizations: _organizations, organizationsSource: _source, ...others } = config
+    return Object.keys(others).filter(
+      (key) => JSON.stringify(config[key as keyof Config]) !== JSON.stringify(next[key as keyof Config])
+    )
+  }
+  return { layer, reload }
+}
