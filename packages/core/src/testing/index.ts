@@ -1,2 +1,3 @@
 export * from "./EmailProviderSuite.js"
 export * from "./ObjectStoreSuite.js"
+export * from "./WebhookReceiver.js"
