@@ -75,7 +75,7 @@ describe("DiskQueueStore", () => {
       const first = yield* withQueue(dir, (queue) =>
         Effect.gen(function* () {
           yield* queue.offer({ n: 7 }, { id: "job-7" })
-          return yield* Effect.exit(queue.take(() => Effect.fail(new Refused())))
+          return yield* Effect.exit(queue.take(() => Effect.fail(new Refused({}))))
         })
       )
       assert.isTrue(Exit.isFailure(first))
