@@ -1,7 +1,7 @@
 // POST /webhooks/{name}: a provider's delivery webhook through each transport. The source decides
 // what is genuine; the route answers its verdict and hands the events on, and nothing from a refused request.
 import { EmailProvider, EventSource, MailEvent, MailEvents, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { afterAll, assert, beforeAll, beforeEach, describe, it } from "vitest"
 import { OpenApi } from "../src/index.js"
 import { makeWorld, type Running, transports } from "./world.js"
