@@ -41,7 +41,12 @@ interface Queue {
 const fileOf = (queue: Queue, id: string) =>
   path.join(queue.dir, `${createHash("sha256").update(id).digest("hex")}.json`)
 
-const queueError = (message: string) => (cause: unknown) => new PersistedQueue.PersistedQueueError({ message, cause })
+// The cause's own words are kept in the message: they are what an operator needs ("in use by process 42").
+const queueError = (message: string) => (cause: unknown) =>
+  new PersistedQueue.PersistedQueueError({
+    message: `${message}: ${(cause as Error)?.message ?? String(cause)}`,
+    cause
+  })
 
 // What the factory fails a take with when a stored element cannot be decoded: dead-letter it at once.
 const isDeadLetter = (cause: Cause.Cause<unknown>) =>

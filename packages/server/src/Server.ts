@@ -10,6 +10,7 @@ import { PostmarkEmailProvider } from "@mailroom/postmark"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
 import { Layer, ManagedRuntime, Redacted } from "effect"
+import { eventSources, eventsLayer } from "./internal/events.js"
 import { type Config, ConfigError } from "./ServerConfig.js"
 
 export interface StartOptions {
@@ -64,12 +65,14 @@ const providerLayer = (provider: Config["provider"]) => {
       return OutboxEmailProvider.layer({
         dir: provider.dir,
         ...optional("sandbox", provider.sandbox),
+        ...optional("suppressedRecipients", provider.suppressedRecipients),
         ...optional("paused", provider.paused)
       })
     case "ses":
       return SesEmailProvider.layer({
         region: provider.region,
         ...optional("endpoint", provider.endpoint),
+        ...optional("configurationSetName", provider.configurationSetName),
         ...optional(
           "accessKeyId",
           provider.accessKeyId === undefined ? undefined : Redacted.make(provider.accessKeyId)
@@ -93,11 +96,13 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const log = options.log ?? ((line: string) => console.log(line))
   const host = options.host ?? "127.0.0.1"
   let organizations: Organizations.Organizations
+  let sources: ReturnType<typeof eventSources>
   try {
     organizations = Organizations.makeStatic({
       serviceDomain: config.serviceDomain,
       organizations: config.organizations
     })
+    sources = eventSources(config.events)
   } catch (cause) {
     throw new ConfigError("config", [(cause as Error).message])
   }
@@ -132,14 +137,18 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
+  const events = eventsLayer(config.events)
   const layer = Mailroom.layer({
     provider: providerLayer(config.provider),
     store: storageLayer(config.storage, publicUrl),
-    organizations: Layer.succeed(Organizations.Organizations, organizations)
+    organizations: Layer.succeed(Organizations.Organizations, organizations),
+    ...optional("events", events)
   })
   const runtime = ManagedRuntime.make(layer)
   try {
-    const handlers = await runtime.runPromise(MailroomHandler.make({ ...optional("logError", options.logError) }))
+    const handlers = await runtime.runPromise(
+      MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources })
+    )
     handle = handlers.node
   } catch (cause) {
     server.close()

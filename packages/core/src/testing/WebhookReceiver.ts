@@ -8,8 +8,8 @@ export interface ReceivedRequest {
   /** Lower-case names, as Node gives them. */
   readonly headers: Record<string, string>
   readonly body: string
-  /** The status it was answered with. */
-  readonly status: number
+  /** The status it was answered with, or `"hang"` for a request left without an answer. */
+  readonly status: number | "hang"
 }
 
 export interface WebhookReceiver {
@@ -20,9 +20,12 @@ export interface WebhookReceiver {
   readonly close: () => Promise<void>
 }
 
-/** Answers the n-th request with `statuses[n]`, and every request after the script with 200. */
+/**
+ * Answers the n-th request with `statuses[n]`, and every request after the script with 200; `"hang"`
+ * records the request and never answers it (a receiver that stalls).
+ */
 export const startWebhookReceiver = async (
-  options: { readonly statuses?: ReadonlyArray<number>; readonly port?: number } = {}
+  options: { readonly statuses?: ReadonlyArray<number | "hang">; readonly port?: number } = {}
 ): Promise<WebhookReceiver> => {
   const requests: Array<ReceivedRequest> = []
   const waiters = new Set<() => void>()
@@ -36,7 +39,8 @@ export const startWebhookReceiver = async (
         if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
       }
       requests.push({ path: req.url ?? "/", headers, body: Buffer.concat(chunks).toString("utf8"), status })
-      res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "try again")
+      if (status !== "hang")
+        res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "try again")
       for (const wake of waiters) wake()
     })
   })
