@@ -2,8 +2,8 @@
 // (Basic auth, a custom header) refused unless they match.
 import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
-import { type EventSource, MailEvent } from "@mailroom/core"
-import { Effect, Exit } from "effect"
+import { MailEvent } from "@mailroom/core"
+import { essentials, probeEventSource } from "@mailroom/core/testing"
 import type { Models } from "postmark"
 import { assert, describe, it } from "vitest"
 import { PostmarkEventSource } from "../src/index.js"
@@ -15,38 +15,12 @@ const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:
 const credentials = { authorization: basic("postmark", "hook-password-123") }
 const source = PostmarkEventSource.make({ basicAuth: { username: "postmark", password: "hook-password-123" } })
 
-const receive = (target: EventSource.EventSource, body: unknown, headers: Record<string, string> = credentials) =>
-  Effect.runPromise(
-    Effect.exit(
-      target.receive({
-        header: (name) => headers[name],
-        body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body))
-      })
-    )
-  )
-
-const events = async (body: unknown, target = source, headers: Record<string, string> = credentials) => {
-  const exit = await receive(target, body, headers)
-  if (Exit.isFailure(exit)) throw new Error(`refused: ${String(exit.cause)}`)
-  return exit.value
-}
-
-const refusal = async (body: unknown, target = source, headers: Record<string, string> = credentials) => {
-  const exit = await receive(target, body, headers)
-  if (Exit.isSuccess(exit)) throw new Error("accepted")
-  const reason = exit.cause.reasons[0]
-  return (reason !== undefined && "error" in reason ? reason.error : undefined) as EventSource.EventSourceError
-}
-
-const summary = (list: ReadonlyArray<MailEvent.Unrouted>) =>
-  list.map((e) => ({
-    type: e.type,
-    recipient: e.recipient,
-    message_id: e.message_id,
-    occurred_at: e.occurred_at,
-    ...(e.bounce === undefined ? {} : { bounce: e.bounce }),
-    ...(e.click === undefined ? {} : { click: e.click })
-  }))
+const probe = probeEventSource(source, credentials)
+const events = (body: unknown, target = source, headers: Record<string, string> = credentials) =>
+  (target === source ? probe : probeEventSource(target)).events(body, headers)
+const refusal = (body: unknown, target = source, headers: Record<string, string> = credentials) =>
+  (target === source ? probe : probeEventSource(target)).refusal(body, headers)
+const summary = essentials
 
 describe("Postmark's documented webhook payloads", () => {
   it("Bounce (HardBounce) -> bounced, kind hard", async () => {

@@ -102,19 +102,7 @@ describe("the events section of the config", () => {
     assert.includeMembers(problems({ ...config, events: { ...events, retries: {} } }), [
       "events.retries: is not a known field"
     ])
-    const bad = problems({
-      ...config,
-      events: {
-        ...events,
-        webhooks: [
-          { organization: "org_nobody", url: "https://example.com/hook", secret: acmeSecret },
-          { organization: "org_acme", url: "https://example.com/hook", secret: "not-whsec" },
-          { organization: "org_acme", url: "https://example.com/hook", secret: { env: "UNSET_SECRET" } }
-        ],
-        retry: { firstDelay: "soon" }
-      }
-    })
-    assert.includeMembers(bad, [
+    assert.sameMembers(problems({ ...config, events: { ...events, retry: { firstDelay: "soon" } } }), [
       'events.retry.firstDelay: must be a duration such as "500 millis", "5 seconds" or "24 hours"'
     ])
     const more = problems({

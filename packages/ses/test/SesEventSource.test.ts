@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { type EventSource, MailEvent } from "@mailroom/core"
-import { Effect, Exit } from "effect"
+import { essentials, probeEventSource } from "@mailroom/core/testing"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { SesEventSource } from "../src/index.js"
 
@@ -105,38 +105,11 @@ const world = (options: Partial<SesEventSource.Options> = {}, certificates: Reco
   return { source, fetched, confirmed }
 }
 
-const receive = (source: EventSource.EventSource, body: unknown, headers: Record<string, string> = {}) =>
-  Effect.runPromise(
-    Effect.exit(
-      source.receive({
-        header: (name) => headers[name],
-        body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body))
-      })
-    )
-  )
-
-const events = async (source: EventSource.EventSource, body: unknown, headers: Record<string, string> = {}) => {
-  const exit = await receive(source, body, headers)
-  if (Exit.isFailure(exit)) throw new Error(`refused: ${String(exit.cause)}`)
-  return exit.value
-}
-
-const refusal = async (source: EventSource.EventSource, body: unknown, headers: Record<string, string> = {}) => {
-  const exit = await receive(source, body, headers)
-  if (Exit.isSuccess(exit)) throw new Error("the request was accepted")
-  const error = exit.cause.reasons[0]
-  return (error !== undefined && "error" in error ? error.error : undefined) as EventSource.EventSourceError
-}
-
-const summary = (list: ReadonlyArray<MailEvent.Unrouted>) =>
-  list.map((e) => ({
-    type: e.type,
-    recipient: e.recipient,
-    message_id: e.message_id,
-    occurred_at: e.occurred_at,
-    ...(e.bounce === undefined ? {} : { bounce: e.bounce }),
-    ...(e.click === undefined ? {} : { click: e.click })
-  }))
+const events = (source: EventSource.EventSource, body: unknown, headers: Record<string, string> = {}) =>
+  probeEventSource(source).events(body, headers)
+const refusal = (source: EventSource.EventSource, body: unknown, headers: Record<string, string> = {}) =>
+  probeEventSource(source).refusal(body, headers)
+const summary = essentials
 
 const exampleId = "EXAMPLE7c191be45-e9aedb9a-02f9-4d12-a87d-dd0099a07f8a-000000"
 
