@@ -191,13 +191,29 @@ describe("on the embedded defaults (outbox, local storage, the queue on disk)", 
           headers: { "content-type": "application/json", "x-mailroom-webhook-secret": secret },
           body: JSON.stringify(event)
         })
-      assert.strictEqual((await post("wrong")).status, 401)
+      const refused = await post("wrong")
+      assert.deepStrictEqual(
+        [refused.status, await refused.json()],
+        [401, { message: "the x-mailroom-webhook-secret header does not match" }]
+      )
+      const malformed = await fetch(`${server.url}/webhooks/ses`, {
+        method: "POST",
+        headers: { "x-mailroom-webhook-secret": "eventbridge-secret-for-tests" },
+        body: "{ not json"
+      })
+      assert.deepStrictEqual(
+        [malformed.status, await malformed.json()],
+        [400, { message: "the body is not a JSON object" }]
+      )
       const accepted = await post("eventbridge-secret-for-tests")
       assert.deepStrictEqual([accepted.status, await accepted.json()], [200, { events: 1 }])
       const [payload] = verified(await globex.waitFor(1), globexSecret)
       assert.strictEqual(payload?.type, "bounced")
       assert.strictEqual(payload?.bounce?.kind, "hard")
       assert.strictEqual(payload?.recipient, "recipient@example.com")
+      // Only the accepted request reached anyone.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.strictEqual(globex.requests.length, 1)
       assert.strictEqual(acme.requests.length, 0)
     } finally {
       await server.close()
