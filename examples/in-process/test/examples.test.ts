@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs"
 import { Effect } from "effect"
 import { assert, describe, it } from "vitest"
 import { program } from "../effect.js"
+import * as events from "../events.js"
 import { mailroom, main } from "../promise.js"
 
 /** The part of an example the README shows: from its imports to the line that runs it. */
@@ -31,9 +32,18 @@ describe("in-process examples", () => {
     await mailroom.dispose()
   })
 
-  it("packages/core/README.md shows both examples exactly as they run here", () => {
+  it("the events example hands each recipient's delivered event, with the send's message id, to the callback", async () => {
+    const { messageId, events: seen } = await events.main()
+    assert.deepStrictEqual(seen, [
+      ["delivered", "alice@example.com", messageId],
+      ["delivered", "bob@example.com", messageId]
+    ])
+    await events.mailroom.dispose()
+  })
+
+  it("packages/core/README.md shows the examples exactly as they run here", () => {
     const readme = readFileSync(new URL("../../../packages/core/README.md", import.meta.url), "utf8")
-    for (const file of ["effect.ts", "promise.ts"])
+    for (const file of ["effect.ts", "promise.ts", "events.ts"])
       assert.include(readme, shown(file), `README is out of date for ${file}`)
   })
 })

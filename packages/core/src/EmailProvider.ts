@@ -1,7 +1,9 @@
 // The sending interface: one normalised message in, the provider's message id out. Adapters (SES,
 // Postmark, the local outbox) implement it; this module also holds the memory provider.
 import { randomUUID } from "node:crypto"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import * as MailEvent from "./MailEvent.js"
+import { MailEvents } from "./MailEvents.js"
 import type { ProviderError } from "./ProviderError.js"
 
 export interface Sender {
@@ -26,6 +28,13 @@ export interface OutboundEmail {
   readonly html?: string
   readonly text?: string
   readonly attachments: ReadonlyArray<OutboundAttachment>
+  /**
+   * Name -> value pairs the provider carries with the message and hands back on each of its delivery
+   * events (SES `EmailTags`, Postmark `Metadata`, the outbox's `X-Mailroom-*` headers), so an event finds
+   * its way home without a database. Core's Mailer sets `MailEvent.organizationKey` to the sending
+   * organisation. Names are letters, digits, `_` and `-` (at most 20); values are printable ASCII (at most 80).
+   */
+  readonly metadata?: Readonly<Record<string, string>>
 }
 
 /** What a provider accepts, so core can refuse a message with a clear 400 before calling the vendor. */
@@ -81,24 +90,54 @@ export const defaultMemoryLimits: Limits = {
   forbiddenExtensions: ["exe", "bat", "cmd", "com", "scr", "vbs", "js", "jar", "msi"]
 }
 
+export interface MemoryOptions {
+  readonly limits?: Limits
+  /** Where the `delivered` event of each recipient goes. Default: none; `layerMemory` uses `MailEvents` when provided. */
+  readonly events?: MailEvents
+}
+
 /** Accepts every message and keeps it, with a copy of every attachment's bytes. */
-export const makeMemory = (options: { readonly limits?: Limits } = {}): MemoryEmailProvider => {
+export const makeMemory = (options: MemoryOptions = {}): MemoryEmailProvider => {
   const sent: Array<SentEmail> = []
   return {
     name: "memory",
     limits: options.limits ?? defaultMemoryLimits,
     sent,
     send: (email) =>
-      Effect.sync(() => {
+      Effect.gen(function* () {
         const messageId = randomUUID()
         sent.push({
           messageId,
           email: { ...email, attachments: email.attachments.map((a) => ({ ...a, content: a.content.slice() })) }
         })
+        if (options.events !== undefined) {
+          yield* publishAccepted(
+            options.events,
+            MailEvent.accepted({ provider: "memory", messageId, email, at: new Date() })
+          )
+        }
         return { messageId }
       })
   }
 }
 
+/**
+ * Publishes the events of a message a local provider accepted. The message is sent whatever happens
+ * to its events, so a failure to queue them is logged, not returned.
+ */
+export const publishAccepted = (events: MailEvents, accepted: ReadonlyArray<MailEvent.Unrouted>): Effect.Effect<void> =>
+  events.publish(accepted).pipe(
+    Effect.catchTag("MailEventsError", (error) =>
+      Effect.logError(`[mailroom] the events of message ${accepted[0]?.message_id} were lost: ${error.message}`)
+    ),
+    Effect.asVoid
+  )
+
+/** The memory provider; its events go to `MailEvents` when that service is provided (as `Mailroom.layer` does). */
 export const layerMemory = (options: { readonly limits?: Limits } = {}): Layer.Layer<EmailProvider> =>
-  Layer.sync(EmailProvider, () => makeMemory(options))
+  Layer.effect(
+    EmailProvider,
+    Effect.map(Effect.serviceOption(MailEvents), (events) =>
+      makeMemory({ ...options, ...(Option.isSome(events) ? { events: events.value } : {}) })
+    )
+  )

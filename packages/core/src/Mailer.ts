@@ -6,6 +6,7 @@ import { isOwnKey } from "./Attachments.js"
 import { attachmentExtension, EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
+import { organizationKey } from "./MailEvent.js"
 import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
 import { type ObjectInfo, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
@@ -192,7 +193,9 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         subject: request.subject,
         ...(request.body.html ? { html: request.body.html } : {}),
         ...(request.body.text ? { text: request.body.text } : {}),
-        attachments
+        attachments,
+        // The provider hands it back with each delivery event, which finds its organisation by it.
+        metadata: { [organizationKey]: principal.orgId }
       })
       const response: Wire.SendEmailResponse = {
         message_id: messageId,

@@ -1,9 +1,11 @@
 // Everything wired together: one layer for Effect users, and a Promise facade for backends that do
 // not use Effect, whose methods reject with the same typed errors.
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Exit, Layer, ManagedRuntime, Scope, Stream } from "effect"
 import * as Attachments from "./Attachments.js"
 import type { EmailProvider } from "./EmailProvider.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"
+import type * as MailEvent from "./MailEvent.js"
+import * as MailEvents from "./MailEvents.js"
 import * as Mailer from "./Mailer.js"
 import type { NotFound, Unauthorized, Unavailable } from "./MailroomError.js"
 import type { ObjectStore } from "./ObjectStore.js"
@@ -17,6 +19,11 @@ export interface Options<E = never> {
   readonly organizations: Layer.Layer<Organizations, E>
   /** Default: in memory, for a single instance. */
   readonly idempotency?: Layer.Layer<IdempotencyStore.IdempotencyStore, E>
+  /**
+   * Where delivery events go. Default `MailEvents.layer()`: in-process subscribers only;
+   * `WebhookDelivery.layer(...)` also delivers them to each organisation's webhook URL.
+   */
+  readonly events?: Layer.Layer<MailEvents.MailEvents, E, Organizations>
   readonly attachments?: Attachments.Config
   readonly mailer?: Mailer.Config
 }
@@ -29,14 +36,20 @@ export type Services =
   | ObjectStore
   | EmailProvider
   | IdempotencyStore.IdempotencyStore
+  | MailEvents.MailEvents
 
-/** Mailer and Attachments from the given provider, store and organisations. */
+/**
+ * Mailer and Attachments from the given provider, store and organisations. The provider is given the
+ * same `MailEvents`, so a provider that reports deliveries itself (the outbox) publishes them there.
+ */
 export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> => {
+  const events = (options.events ?? MailEvents.layer()).pipe(Layer.provide(options.organizations))
   const base = Layer.mergeAll(
-    options.provider,
+    options.provider.pipe(Layer.provide(events)),
     options.store,
     options.organizations,
-    options.idempotency ?? IdempotencyStore.layerMemory()
+    options.idempotency ?? IdempotencyStore.layerMemory(),
+    events
   )
   return Layer.mergeAll(Mailer.layer(options.mailer), Attachments.layer(options.attachments)).pipe(
     Layer.provideMerge(base)
@@ -61,6 +74,15 @@ export interface Client {
     caller: Caller,
     target: { readonly key: string } | { readonly attachmentId: string }
   ) => Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
+  /**
+   * Calls `listener` with each delivery event from now on (of one organisation, or of all), in order,
+   * one at a time; answers the function that stops it. A listener that throws or rejects is logged and
+   * keeps its subscription. A live feed: for delivery that survives a restart, use `WebhookDelivery`.
+   */
+  readonly onEvent: (
+    listener: (event: MailEvent.MailEvent) => void | Promise<void>,
+    options?: MailEvents.SubscribeOptions
+  ) => Promise<() => Promise<void>>
   /** Releases what the layers hold (clients, connections). */
   readonly dispose: () => Promise<void>
 }
@@ -103,6 +125,23 @@ export const make = <E = never>(options: Options<E>): Client => {
             "key" in target ? a.delete(p, target.key) : a.deleteById(p, target.attachmentId)
         )
       ),
+    onEvent: async (listener, subscribeOptions) => {
+      const scope = await runtime.runPromise(Scope.make())
+      await runtime.runPromise(
+        Effect.gen(function* () {
+          const events = yield* MailEvents.MailEvents
+          const stream = yield* events.subscribe(subscribeOptions).pipe(Scope.provide(scope))
+          yield* Stream.runForEach(stream, (event) =>
+            Effect.tryPromise(async () => listener(event)).pipe(
+              Effect.catch((error) =>
+                Effect.logError(`[mailroom] an event listener failed on ${event.id}: ${String(error.cause)}`)
+              )
+            )
+          ).pipe(Effect.forkIn(scope))
+        })
+      )
+      return () => runtime.runPromise(Scope.close(scope, Exit.void))
+    },
     dispose: () => runtime.dispose()
   }
 }

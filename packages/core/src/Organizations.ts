@@ -1,8 +1,9 @@
 // Who is calling: resolves an API key or bearer token to an organisation, and says which sender
 // domains that organisation may send from. The static layer reads them from configuration.
-import { createHash, timingSafeEqual } from "node:crypto"
+import { timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
 import { asciiDomain } from "./internal/address.js"
+import { digestOf, sha256 } from "./internal/secret.js"
 import { NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 
 export interface Principal {
@@ -80,13 +81,6 @@ export const makeDomainRules = (serviceDomain: string): DomainRules => {
       return { domain: checked }
     }
   }
-}
-
-const sha256 = (value: string) => createHash("sha256").update(value, "utf8").digest()
-
-const digestOf = (entry: string): Buffer => {
-  const hashed = /^sha256:([0-9a-fA-F]{64})$/.exec(entry)
-  return hashed?.[1] !== undefined ? Buffer.from(hashed[1], "hex") : sha256(entry)
 }
 
 /**

@@ -32,7 +32,35 @@ const success = (status: string, ref: string, description: string) => ({
 export interface DocumentOptions {
   readonly basePath?: string
   readonly v1BasePath?: string
+  /** Names of the providers' delivery webhooks served at `POST {basePath}/webhooks/{name}`. */
+  readonly webhooks?: ReadonlyArray<string>
 }
+
+/** A provider's delivery webhook: verified by its own signature or credentials, not by an API key. */
+const webhookPath = (name: string) => ({
+  post: {
+    summary: `Delivery events from ${name}, verified with the provider's own signature or credentials`,
+    security: [],
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: {} }, "text/plain": { schema: { type: "string" } } }
+    },
+    responses: {
+      "200": {
+        description: "Verified; the events were handed to the organisations they belong to",
+        content: {
+          "application/json": {
+            schema: { type: "object", required: ["events"], properties: { events: { type: "integer" } } }
+          }
+        }
+      },
+      "400": errorResponse("message", "Not a message this provider sends"),
+      "401": errorResponse("message", "Bad signature or credential"),
+      "413": errorResponse("message", "Body too large"),
+      "503": errorResponse("message", "Cannot be checked or queued now; the provider should retry")
+    }
+  }
+})
 
 export const document = (options: DocumentOptions = {}): JsonObject => {
   const base = options.basePath ?? ""
@@ -175,6 +203,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
           }
         }
       },
+      ...Object.fromEntries((options.webhooks ?? []).map((name) => [`${base}/webhooks/${name}`, webhookPath(name)])),
       [`${v1}/attachments`]: {
         delete: {
           summary: "Delete an attachment permanently by id",

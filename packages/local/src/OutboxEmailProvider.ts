@@ -1,9 +1,10 @@
 // The embedded EmailProvider: every message becomes a real RFC 5322 file `{dir}/{message_id}.eml`
-// instead of leaving the machine, and the provider can act out a sandbox or a paused account.
+// instead of leaving the machine; it reports delivery events, and can act out a sandbox, a suppression
+// list or a paused account.
 import { mkdir, rm } from "node:fs/promises"
 import * as path from "node:path"
-import { EmailProvider, ProviderError } from "@mailroom/core"
-import { Config, Effect, Layer } from "effect"
+import { EmailProvider, MailEvent, MailEvents, ProviderError } from "@mailroom/core"
+import { Config, Effect, Layer, Option } from "effect"
 import MailComposer from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
 import * as Storage from "./internal/storage.js"
@@ -21,10 +22,22 @@ export interface Options {
   readonly dir: string
   /** Default: disabled; every recipient receives mail. */
   readonly sandbox?: Sandbox
+  /**
+   * Acts out a provider's suppression list (SES's account-level list, Postmark's inactive recipients):
+   * a message to these addresses is accepted, and each of them gets a `rejected` event instead of
+   * `delivered`; a message to nobody else fails with `RecipientSuppressed`. Compared case-insensitively.
+   * Default: none.
+   */
+  readonly suppressedRecipients?: ReadonlyArray<string>
   /** Acts out an account whose sending is paused: every send fails with `SendingPaused`. Default false. */
   readonly paused?: boolean
   /** What the outbox accepts. Default `defaultLimits`, the strictest of the supported vendors. */
   readonly limits?: EmailProvider.Limits
+  /**
+   * Where each accepted message's events go (`delivered`, `rejected`), once its file is written.
+   * Default: none; `layer` uses core's `MailEvents` when it is provided (as `Mailroom.layer` does).
+   */
+  readonly events?: MailEvents.MailEvents
 }
 
 /**
@@ -50,6 +63,22 @@ export const defaultLimits: EmailProvider.Limits = {
   ].sort()
 }
 
+/** The header that names the organisation that sent a message (from `OutboundEmail.metadata`). */
+export const organizationHeader = "X-Mailroom-Organization"
+
+/** Each other metadata entry is written as `X-Mailroom-Metadata-{name}: {value}`. */
+const metadataHeaders = (metadata: Readonly<Record<string, string>> | undefined) =>
+  Object.entries(metadata ?? {}).map(([name, value]) => ({
+    key: name === MailEvent.organizationKey ? organizationHeader : `X-Mailroom-Metadata-${name}`,
+    value
+  }))
+
+/** Metadata that could not be a header: names of letters, digits, `_` and `-`, visible ASCII values. */
+const badMetadata = (metadata: Readonly<Record<string, string>> | undefined) =>
+  Object.entries(metadata ?? {}).filter(
+    ([name, value]) => !/^[A-Za-z0-9_-]{1,20}$/.test(name) || !/^[\x20-\x7e]{0,80}$/.test(value)
+  )
+
 /** The `Message-ID` header of a message: `<{message_id}@outbox.mailroom>`. */
 export const messageIdHeader = (messageId: string): string => `<${messageId}@outbox.mailroom>`
 
@@ -69,6 +98,8 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
   const forbidden = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
   const sandbox = options.sandbox?.enabled === true ? options.sandbox : undefined
   const verified = new Set(sandbox?.verifiedRecipients.map((r) => r.toLowerCase()) ?? [])
+  const suppressed = new Set(options.suppressedRecipients?.map((r) => r.toLowerCase()) ?? [])
+  const isSuppressed = (recipient: string) => suppressed.has(recipient.toLowerCase())
 
   const render = (email: EmailProvider.OutboundEmail, messageId: string) =>
     Effect.tryPromise({
@@ -90,6 +121,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
             contentType: a.contentType,
             content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength)
           })),
+          headers: metadataHeaders(email.metadata),
           // Everything the message holds is given inline; the composer must never read a path or a URL.
           disableFileAccess: true,
           disableUrlAccess: true
@@ -148,6 +180,25 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
           )
         }
       }
+      if (recipients.every(isSuppressed)) {
+        return yield* fail(
+          new ProviderError.RecipientSuppressed({
+            message: `every recipient is on the outbox's suppression list: ${recipients.join(", ")}`,
+            recipients
+          })
+        )
+      }
+      if (badMetadata(email.metadata).length > 0) {
+        return yield* fail(
+          new ProviderError.InvalidRequest({
+            message: `metadata names must be 1-20 letters, digits, "_" or "-", and values at most 80 visible ASCII characters: ${badMetadata(
+              email.metadata
+            )
+              .map(([name]) => name)
+              .join(", ")}`
+          })
+        )
+      }
       if (email.to.length + email.cc.length + email.bcc.length > limits.maxRecipients) {
         return yield* fail(
           new ProviderError.InvalidRequest({ message: `a message may have at most ${limits.maxRecipients} recipients` })
@@ -171,21 +222,35 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
         )
       }
       yield* write(messageId, raw, sidecar)
+      if (options.events !== undefined) {
+        yield* EmailProvider.publishAccepted(
+          options.events,
+          MailEvent.accepted({ provider: "outbox", messageId, email, at: new Date(), isRejected: isSuppressed })
+        )
+      }
       return { messageId }
     })
 
   return { name: "outbox", limits, send }
 }
 
-/** Provides core's `EmailProvider` (the server's `"provider": { "kind": "outbox", ... }`). */
+const withEvents = (options: Options) =>
+  Effect.map(Effect.serviceOption(MailEvents.MailEvents), (events) =>
+    make(Option.isSome(events) && options.events === undefined ? { ...options, events: events.value } : options)
+  )
+
+/**
+ * Provides core's `EmailProvider` (the server's `"provider": { "kind": "outbox", ... }`); its events go
+ * to core's `MailEvents` when that service is provided.
+ */
 export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider> =>
-  Layer.sync(EmailProvider.EmailProvider, () => make(options))
+  Layer.effect(EmailProvider.EmailProvider, withEvents(options))
 
 /**
  * As `layer`, with the options read from `Config`, e.g.
  * `layerConfig({ dir: Config.String("OUTBOX_DIR"), paused: Config.Boolean("OUTBOX_PAUSED") })`.
  */
 export const layerConfig = (
-  options: Config.Wrap<Options>
+  options: Config.Wrap<Omit<Options, "events">>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
-  Layer.effect(EmailProvider.EmailProvider, Effect.map(Config.unwrap(options), make))
+  Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(options), withEvents))

@@ -1,2 +1,3 @@
 export * as DiskObjectStore from "./DiskObjectStore.js"
+export * as DiskQueueStore from "./DiskQueueStore.js"
 export * as OutboxEmailProvider from "./OutboxEmailProvider.js"

@@ -1,1 +1,2 @@
 export * as PostmarkEmailProvider from "./PostmarkEmailProvider.js"
+export * as PostmarkEventSource from "./PostmarkEventSource.js"

@@ -64,7 +64,8 @@ describe("PostmarkEmailProvider", () => {
             to: ["alice@example.com", "bob@example.com"],
             replyTo: ["help@acme.example"],
             html: "<p>See attached.</p>",
-            attachments: [{ filename: "invoice.pdf", contentType: "application/pdf", content: pdf }]
+            attachments: [{ filename: "invoice.pdf", contentType: "application/pdf", content: pdf }],
+            metadata: { "mailroom-org": "org_acme" }
           })
         )
         const request = standIn.requests.at(-1)
@@ -80,6 +81,8 @@ describe("PostmarkEmailProvider", () => {
           HtmlBody: "<p>See attached.</p>",
           TextBody: "See attached.",
           MessageStream: "outbound",
+          // Postmark hands Metadata back in every webhook: how an event finds its organisation.
+          Metadata: { "mailroom-org": "org_acme" },
           Attachments: [
             {
               Name: "invoice.pdf",

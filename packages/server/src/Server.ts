@@ -10,8 +10,11 @@ import { PostmarkEmailProvider } from "@mailroom/postmark"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
 import { ManagedRuntime, Redacted } from "effect"
+import type { PersistedQueue } from "effect/persistence"
+import type { SqlError } from "effect/sql"
+import { eventSources, eventsLayer } from "./internal/events.js"
 import * as ServerOrganizations from "./internal/organizations.js"
-import type { Config } from "./ServerConfig.js"
+import { type Config, ConfigError } from "./ServerConfig.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
@@ -71,12 +74,14 @@ const providerLayer = (provider: Config["provider"]) => {
       return OutboxEmailProvider.layer({
         dir: provider.dir,
         ...optional("sandbox", provider.sandbox),
+        ...optional("suppressedRecipients", provider.suppressedRecipients),
         ...optional("paused", provider.paused)
       })
     case "ses":
       return SesEmailProvider.layer({
         region: provider.region,
         ...optional("endpoint", provider.endpoint),
+        ...optional("configurationSetName", provider.configurationSetName),
         ...optional(
           "accessKeyId",
           provider.accessKeyId === undefined ? undefined : Redacted.make(provider.accessKeyId)
@@ -95,11 +100,20 @@ const providerLayer = (provider: Config["provider"]) => {
   }
 }
 
+/** What building the layers can fail with: a database or an event queue that cannot be opened. */
+type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError
+
 /** Starts the service for a checked config. Rejects with a ConfigError when the layers cannot be built from it. */
 export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
   const log = options.log ?? ((line: string) => console.log(line))
   const host = options.host ?? "127.0.0.1"
   const organizations = ServerOrganizations.make(config)
+  let sources: ReturnType<typeof eventSources>
+  try {
+    sources = eventSources(config.events)
+  } catch (cause) {
+    throw new ConfigError("config", [(cause as Error).message])
+  }
 
   let closing: Promise<void> | undefined
   // Requests that arrive before the layers are built are answered 503.
@@ -131,14 +145,18 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
-  const layer = Mailroom.layer({
+  const events = eventsLayer(config.events)
+  const layer = Mailroom.layer<LayerError>({
     provider: providerLayer(config.provider),
     store: storageLayer(config.storage, publicUrl),
-    organizations: organizations.layer
+    organizations: organizations.layer,
+    ...optional("events", events)
   })
   const runtime = ManagedRuntime.make(layer)
   try {
-    const handlers = await runtime.runPromise(MailroomHandler.make({ ...optional("logError", options.logError) }))
+    const handlers = await runtime.runPromise(
+      MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources })
+    )
     handle = handlers.node
   } catch (cause) {
     server.close()

@@ -2,8 +2,8 @@
 // field, a wrong type or a missing secret stops start-up with a message naming the field.
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
-import { Wire } from "@mailroom/core"
-import { Effect, Schema } from "effect"
+import { WebhookDelivery, Wire } from "@mailroom/core"
+import { Duration, Effect, Option, Schema } from "effect"
 
 const nonEmpty = (what: string) =>
   Schema.String.pipe(
@@ -26,6 +26,75 @@ const Url = Schema.String.pipe(
     )
   )
 )
+
+/** A duration as Effect writes it: `"500 millis"`, `"5 seconds"`, `"24 hours"`. */
+const Time = Schema.String.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) =>
+      /^\d+(\.\d+)? [a-z]+$/.test(s) && Option.isSome(Duration.fromInput(s as Duration.Input))
+        ? undefined
+        : 'must be a duration such as "500 millis", "5 seconds" or "24 hours"'
+    )
+  )
+)
+
+/** A secret written in the file, or `{"env": "NAME"}` to read it from that environment variable at start-up. */
+const SecretOrEnv = Schema.Union([Secret, Schema.Struct({ env: nonEmpty("an environment variable name") })])
+export type SecretOrEnv = typeof SecretOrEnv.Type
+
+export const Events = Schema.Struct({
+  webhooks: Schema.optionalKey(
+    Schema.Array(Schema.Struct({ organization: Schema.String, url: Url, secret: SecretOrEnv }))
+  ),
+  queue: Schema.optionalKey(
+    Schema.Union([
+      Schema.Struct({ kind: Schema.Literal("local"), dir: Dir }),
+      Schema.Struct({ kind: Schema.Literal("memory") })
+    ])
+  ),
+  retry: Schema.optionalKey(
+    Schema.Struct({
+      firstDelay: Schema.optionalKey(Time),
+      maxDelay: Schema.optionalKey(Time),
+      giveUpAfter: Schema.optionalKey(Time)
+    })
+  ),
+  timeout: Schema.optionalKey(Time),
+  ses: Schema.optionalKey(
+    Schema.Struct({
+      topicArns: Schema.optionalKey(Schema.Array(nonEmpty("a topic ARN"))),
+      eventBridgeSecret: Schema.optionalKey(SecretOrEnv),
+      eventBridgeHeader: Schema.optionalKey(nonEmpty("a header name"))
+    })
+  ),
+  postmark: Schema.optionalKey(
+    Schema.Struct({
+      basicAuth: Schema.optionalKey(Schema.Struct({ username: nonEmpty("a user name"), password: SecretOrEnv })),
+      header: Schema.optionalKey(Schema.Struct({ name: nonEmpty("a header name"), value: SecretOrEnv }))
+    })
+  )
+})
+
+/** The events section with every `{"env"}` secret read and every directory resolved. */
+export interface EventsConfig {
+  readonly webhooks: ReadonlyArray<{ readonly organization: string; readonly url: string; readonly secret: string }>
+  readonly queue: { readonly kind: "local"; readonly dir: string } | { readonly kind: "memory" }
+  readonly retry: { readonly firstDelay?: string; readonly maxDelay?: string; readonly giveUpAfter?: string }
+  readonly timeout: string | undefined
+  readonly ses:
+    | {
+        readonly topicArns: ReadonlyArray<string>
+        readonly eventBridgeSecret?: string
+        readonly eventBridgeHeader?: string
+      }
+    | undefined
+  readonly postmark:
+    | {
+        readonly basicAuth?: { readonly username: string; readonly password: string }
+        readonly header?: { readonly name: string; readonly value: string }
+      }
+    | undefined
+}
 
 export const Organization = Schema.Struct({
   id: Schema.String,
@@ -103,12 +172,14 @@ export const OutboxProvider = Schema.Struct({
   sandbox: Schema.optionalKey(
     Schema.Struct({ enabled: Schema.Boolean, verifiedRecipients: Schema.Array(Wire.EmailAddress) })
   ),
+  suppressedRecipients: Schema.optionalKey(Schema.Array(Wire.EmailAddress)),
   paused: Schema.optionalKey(Schema.Boolean)
 })
 export const SesProvider = Schema.Struct({
   kind: Schema.Literal("ses"),
   region: nonEmpty("a region"),
   endpoint: Schema.optionalKey(Url),
+  configurationSetName: Schema.optionalKey(nonEmpty("a configuration set name")),
   accessKeyId: Schema.optionalKey(Secret),
   secretAccessKey: Schema.optionalKey(Secret)
 })
@@ -130,7 +201,8 @@ export const ServerConfig = Schema.Struct({
   organizations: Schema.Unknown,
   // Decoded by kind below, so a mistake is reported against the kind's own fields.
   storage: Schema.Unknown,
-  provider: Schema.Unknown
+  provider: Schema.Unknown,
+  events: Schema.optionalKey(Events)
 })
 
 export interface Config {
@@ -142,6 +214,8 @@ export interface Config {
   readonly organizationsSource: OrganizationsSource
   readonly storage: typeof LocalStorage.Type | typeof S3Storage.Type | typeof GcsStorage.Type
   readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type
+  /** Absent when the file has no `events` section: in-process subscribers only, no webhook endpoint. */
+  readonly events: EventsConfig | undefined
 }
 
 /** A config file that cannot be used; `problems` name each field. */
@@ -173,7 +247,7 @@ export interface ParseOptions {
   readonly source?: string
   readonly baseDir?: string
   readonly port?: number
-  /** Where DATABASE_URL is read from. Default: process.env. */
+  /** Where DATABASE_URL and `{"env": "NAME"}` secrets are read. Default: process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>
 }
 
@@ -196,6 +270,11 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   const baseDir = options.baseDir ?? process.cwd()
   const at = (dir: string) => (isAbsolute(dir) ? dir : resolve(baseDir, dir))
   const decoded = top.value as typeof ServerConfig.Type
+  const events =
+    decoded.events === undefined
+      ? undefined
+      : eventsSection(decoded.events, organizations, organizationsSource, at, env)
+  if (events !== undefined && "problems" in events) throw new ConfigError(source, events.problems)
   return {
     port: options.port ?? decoded.port ?? 3000,
     publicUrl: decoded.publicUrl,
@@ -203,7 +282,89 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     organizations,
     organizationsSource,
     storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
-    provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider
+    provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider,
+    events
+  }
+}
+
+/** Checks what the schema cannot (organisations, secrets, environment variables) and fills the defaults. */
+const eventsSection = (
+  section: typeof Events.Type,
+  organizations: ReadonlyArray<typeof Organization.Type>,
+  organizationsSource: OrganizationsSource,
+  at: (dir: string) => string,
+  env: Readonly<Record<string, string | undefined>>
+): EventsConfig | { readonly problems: ReadonlyArray<string> } => {
+  const problems: Array<string> = []
+  const secret = (value: SecretOrEnv, path: string): string => {
+    if (typeof value === "string") return value
+    const found = env[value.env]
+    if (found === undefined || found.trim() === "")
+      problems.push(`${path}: the environment variable ${value.env} is not set`)
+    return found ?? ""
+  }
+  const seen = new Set<string>()
+  const webhooks = (section.webhooks ?? []).map((webhook, i) => {
+    const path = `events.webhooks[${i}]`
+    // Organisations from a database are not known until they are looked up.
+    if (organizationsSource.kind === "config" && !organizations.some((org) => org.id === webhook.organization)) {
+      problems.push(`${path}.organization: no organisation ${webhook.organization} is configured`)
+    }
+    if (seen.has(webhook.organization))
+      problems.push(`${path}.organization: ${webhook.organization} has a webhook already`)
+    seen.add(webhook.organization)
+    const value = secret(webhook.secret, `${path}.secret`)
+    if (value !== "") {
+      try {
+        WebhookDelivery.signingKey(value, `${path}.secret`)
+      } catch (error) {
+        problems.push((error as Error).message)
+      }
+    }
+    return { organization: webhook.organization, url: webhook.url, secret: value }
+  })
+  const ses =
+    section.ses === undefined
+      ? undefined
+      : {
+          topicArns: section.ses.topicArns ?? [],
+          ...(section.ses.eventBridgeSecret === undefined
+            ? {}
+            : { eventBridgeSecret: secret(section.ses.eventBridgeSecret, "events.ses.eventBridgeSecret") }),
+          ...(section.ses.eventBridgeHeader === undefined ? {} : { eventBridgeHeader: section.ses.eventBridgeHeader })
+        }
+  if (ses !== undefined && ses.topicArns.length === 0 && ses.eventBridgeSecret === undefined) {
+    problems.push("events.ses: give topicArns (SNS), eventBridgeSecret (EventBridge), or both")
+  }
+  const { basicAuth, header } = section.postmark ?? {}
+  const postmark =
+    section.postmark === undefined
+      ? undefined
+      : {
+          ...(basicAuth === undefined
+            ? {}
+            : {
+                basicAuth: {
+                  username: basicAuth.username,
+                  password: secret(basicAuth.password, "events.postmark.basicAuth.password")
+                }
+              }),
+          ...(header === undefined
+            ? {}
+            : { header: { name: header.name, value: secret(header.value, "events.postmark.header.value") } })
+        }
+  if (section.postmark !== undefined && basicAuth === undefined && header === undefined) {
+    problems.push("events.postmark: give basicAuth, header, or both (Postmark signs nothing)")
+  }
+  if (problems.length > 0) return { problems }
+  const queue = section.queue ?? { kind: "local", dir: ".mailroom/events" }
+  return {
+    webhooks,
+    queue: queue.kind === "local" ? { kind: "local", dir: at(queue.dir) } : queue,
+    retry: section.retry ?? {},
+    timeout: section.timeout,
+    ses,
+    postmark
   }
 }
 

@@ -1,12 +1,11 @@
 // The `mailroom` command as a user runs it: the built bin in its own process.
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-
-const bin = new URL("../dist/bin.js", import.meta.url).pathname
+import { bin, run } from "./process.js"
 
 const config = (overrides: Record<string, unknown> = {}) => ({
   port: 3000,
@@ -16,32 +15,6 @@ const config = (overrides: Record<string, unknown> = {}) => ({
   provider: { kind: "outbox", dir: "outbox" },
   ...overrides
 })
-
-const run = (configPath: string) => {
-  const child = spawn(process.execPath, [bin], {
-    env: { ...process.env, MAILROOM_CONFIG: configPath, PORT: "0" },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString()
-  })
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString()
-  })
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  const listening = new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", () => {
-      const match = /listening on (http:\/\/\S+)/.exec(stdout)
-      if (match?.[1] !== undefined) resolve(match[1])
-    })
-    void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)))
-  })
-  // A run that is expected to fail never listens; only a caller that awaits this cares.
-  listening.catch(() => {})
-  return { child, exited, listening, output: () => ({ stdout, stderr }) }
-}
 
 describe("the mailroom command", () => {
   let dir: string

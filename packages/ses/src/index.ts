@@ -1,1 +1,2 @@
 export * as SesEmailProvider from "./SesEmailProvider.js"
+export * as SesEventSource from "./SesEventSource.js"

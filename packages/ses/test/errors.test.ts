@@ -66,7 +66,10 @@ describe("SES failures, answered in SES v2's wire format and parsed by the real 
         const provider = yield* SesEmailProvider.make({ ...options(stub.url), configurationSetName: "transactional" })
         const pdf = new Uint8Array([0x25, 0x50, 0x44, 0x46, 0x00, 0xff])
         const { messageId } = yield* provider.send(
-          message({ attachments: [{ filename: "facture été.pdf", contentType: "application/pdf", content: pdf }] })
+          message({
+            attachments: [{ filename: "facture été.pdf", contentType: "application/pdf", content: pdf }],
+            metadata: { "mailroom-org": "org_acme" }
+          })
         )
         assert.strictEqual(messageId, "0100018f-the-id-000000")
         const request = stub.requests.at(-1)
@@ -78,6 +81,8 @@ describe("SES failures, answered in SES v2's wire format and parsed by the real 
         )
         const body = JSON.parse(request?.body ?? "{}")
         assert.strictEqual(body.ConfigurationSetName, "transactional")
+        // SES hands tags back in each event's mail.tags: how an event finds its organisation.
+        assert.deepStrictEqual(body.EmailTags, [{ Name: "mailroom-org", Value: "org_acme" }])
         assert.strictEqual(body.FromEmailAddress, '"Acme" <sender@acme.example>')
         assert.deepStrictEqual(body.Destination, {
           ToAddresses: ["alice@example.com", "Bob@Example.com"],

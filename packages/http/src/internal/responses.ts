@@ -63,6 +63,16 @@ export const describe = (
       return { status: 503, messages: [String(e.message)] }
     case "ProviderError":
       return provider(e.reason as Tagged & Record<string, unknown>)
+    // A provider's webhook: refused (bad signature or credential, a body it never sends) or not
+    // checkable now (a certificate out of reach), so the provider sends it again later.
+    case "EventSourceError":
+      return {
+        status: e.reason === "Unauthenticated" ? 401 : e.reason === "Malformed" ? 400 : 503,
+        messages: [String(e.message)]
+      }
+    // The events could not be queued: 503, so the provider retries and nothing is lost.
+    case "MailEventsError":
+      return { status: 503, messages: ["the events could not be queued; send them again later"] }
     default:
       return undefined
   }

@@ -2,7 +2,16 @@
 // handlers answer byte for byte alike.
 
 import { isUtf8 } from "node:buffer"
-import { Attachments, Mailer, MailroomError, ObjectStore, Organizations, Wire } from "@mailroom/core"
+import {
+  Attachments,
+  type EventSource,
+  MailEvents,
+  Mailer,
+  MailroomError,
+  ObjectStore,
+  Organizations,
+  Wire
+} from "@mailroom/core"
 import { Cause, Effect, Exit } from "effect"
 import * as OpenApi from "../OpenApi.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
@@ -30,9 +39,19 @@ export interface Options {
   readonly maxBodyBytes?: number
   /** Where the causes of 500s go. Default: console.error. Never given a credential. */
   readonly logError?: (message: string) => void
+  /**
+   * Providers' delivery webhooks, each served at `POST {basePath}/webhooks/{name}` (`SesEventSource`,
+   * `PostmarkEventSource`); their events go to core's `MailEvents`. Default: none.
+   */
+  readonly eventSources?: ReadonlyArray<EventSource.EventSource>
 }
 
-export type Services = Mailer.Mailer | Attachments.Attachments | Organizations.Organizations | ObjectStore.ObjectStore
+export type Services =
+  | Mailer.Mailer
+  | Attachments.Attachments
+  | Organizations.Organizations
+  | ObjectStore.ObjectStore
+  | MailEvents.MailEvents
 
 type Credential = "apiKey" | "bearer"
 
@@ -40,7 +59,8 @@ interface Route {
   readonly method: string
   readonly variant: Variant
   readonly auth?: Credential
-  readonly json?: boolean
+  /** The body, parsed as JSON (`json`) or as bytes (`raw`, for webhooks whose signature covers them). */
+  readonly body?: "json" | "raw"
   readonly run: (context: Context) => Effect.Effect<Outgoing, unknown, Services>
 }
 
@@ -68,7 +88,11 @@ const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
     return out
   })
 
-const routes = (basePath: string, v1BasePath: string): ReadonlyMap<string, ReadonlyArray<Route>> => {
+const routes = (
+  basePath: string,
+  v1BasePath: string,
+  eventSources: ReadonlyArray<EventSource.EventSource>
+): ReadonlyMap<string, ReadonlyArray<Route>> => {
   const attachments = Attachments.Attachments
   const decodeByKey = Wire.decode(Wire.DownloadByKeyQuery)
   const decodeById = Wire.decode(Wire.DownloadByIdQuery)
@@ -80,7 +104,7 @@ const routes = (basePath: string, v1BasePath: string): ReadonlyMap<string, Reado
     method: "POST",
     variant: "emails",
     auth: "apiKey",
-    json: true,
+    body: "json",
     run: ({ request, principal, body }) =>
       Effect.gen(function* () {
         const mailer = yield* Mailer.Mailer
@@ -97,7 +121,7 @@ const routes = (basePath: string, v1BasePath: string): ReadonlyMap<string, Reado
     method: "POST",
     variant,
     auth,
-    json: true,
+    body: "json",
     run: ({ principal, body }) =>
       Effect.flatMap(attachments, (a) => a.presign(principal, body as never)).pipe(Effect.map((r) => ok(201, r)))
   })
@@ -137,14 +161,31 @@ const routes = (basePath: string, v1BasePath: string): ReadonlyMap<string, Reado
     method: "DELETE",
     variant: "v1",
     auth: "bearer",
-    json: true,
+    body: "json",
     run: ({ principal, body }) =>
       Effect.gen(function* () {
         const { attachment_id } = yield* decodeDelete(body)
         return ok(200, yield* (yield* attachments).deleteById(principal, attachment_id))
       })
   })
-  const document = OpenApi.document({ basePath, v1BasePath })
+  for (const source of eventSources) {
+    if (!/^[a-z0-9-]+$/.test(source.name)) throw new Error(`eventSources: "${source.name}" is not a path segment`)
+    const path = `${basePath}/webhooks/${source.name}`
+    if (table.has(path)) throw new Error(`eventSources: two sources are named "${source.name}"`)
+    add(path, {
+      method: "POST",
+      variant: "other",
+      body: "raw",
+      run: ({ request, body }) =>
+        Effect.gen(function* () {
+          // The source verifies the caller; nothing is published from a request it refuses.
+          const received = yield* source.receive({ header: request.header, body: body as Uint8Array })
+          const published = yield* (yield* MailEvents.MailEvents).publish(received)
+          return ok(200, { events: published.length })
+        })
+    })
+  }
+  const document = OpenApi.document({ basePath, v1BasePath, webhooks: eventSources.map((s) => s.name) })
   add(`${basePath}/openapi.json`, { method: "GET", variant: "other", run: () => Effect.succeed(ok(200, document)) })
   return table
 }
@@ -160,7 +201,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   const v1BasePath = trimSlash(options.v1BasePath)
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
   const logError = options.logError ?? ((message: string) => console.error(message))
-  const table = routes(basePath, v1BasePath)
+  const table = routes(basePath, v1BasePath, options.eventSources ?? [])
   // Stores whose URLs point back here (the local disk store) contribute routes; looked up once.
   let storeRoutes: Promise<ObjectStore.StoreRoutes | undefined> | undefined
 
@@ -173,12 +214,8 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     return match?.[1] === undefined ? undefined : { kind: "accessToken", value: match[1] }
   }
 
-  /** The JSON body, or the answer that refuses it. */
-  const readJson = async (request: Incoming, variant: Variant): Promise<Outgoing | { readonly value: unknown }> => {
-    const type = request.header("content-type") ?? ""
-    if (!/^application\/json\s*(;|$)/i.test(type)) {
-      return failure(variant, 415, ["Content-Type must be application/json"])
-    }
+  /** The body's bytes, or the answer that refuses it. */
+  const readBytes = async (request: Incoming, variant: Variant): Promise<Outgoing | { readonly bytes: Uint8Array }> => {
     const declared = Number(request.header("content-length"))
     if (declared > maxBodyBytes) return failure(variant, 413, [`the body is larger than ${maxBodyBytes} bytes`])
     let bytes: Uint8Array | "too-large"
@@ -193,6 +230,18 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
       )
     }
     if (bytes === "too-large") return failure(variant, 413, [`the body is larger than ${maxBodyBytes} bytes`])
+    return { bytes }
+  }
+
+  /** The JSON body, or the answer that refuses it. */
+  const readJson = async (request: Incoming, variant: Variant): Promise<Outgoing | { readonly value: unknown }> => {
+    const type = request.header("content-type") ?? ""
+    if (!/^application\/json\s*(;|$)/i.test(type)) {
+      return failure(variant, 415, ["Content-Type must be application/json"])
+    }
+    const read = await readBytes(request, variant)
+    if ("status" in read) return read
+    const { bytes } = read
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     try {
       if (!isUtf8(buffer)) throw new Error("not UTF-8")
@@ -210,7 +259,12 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     }
     // The body is read before the effect runs, so each request enters the runtime once; its
     // problems are answered only after the credential is checked.
-    const read = route.json ? await readJson(request, route.variant) : undefined
+    const read =
+      route.body === "json"
+        ? await readJson(request, route.variant)
+        : route.body === "raw"
+          ? await readBytes(request, route.variant).then((r) => ("status" in r ? r : { value: r.bytes }))
+          : undefined
     const exit = await runPromiseExit(
       Effect.gen(function* () {
         let principal: Organizations.Principal = { orgId: "", slug: "" }

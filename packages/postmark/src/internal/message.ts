@@ -48,6 +48,10 @@ export const toPostmarkMessage = (email: EmailProvider.OutboundEmail, messageStr
   ...(email.html !== undefined ? { HtmlBody: email.html } : {}),
   ...(email.text !== undefined ? { TextBody: email.text } : {}),
   MessageStream: messageStream,
+  // Postmark returns it in every webhook's `Metadata`, which is how an event finds its organisation.
+  ...(email.metadata !== undefined && Object.keys(email.metadata).length > 0
+    ? { Metadata: { ...email.metadata } }
+    : {}),
   ...(email.attachments.length > 0
     ? {
         Attachments: email.attachments.map((attachment) => ({

@@ -99,6 +99,10 @@ export const sendEmailInput = (
         ...(email.attachments.length === 0 ? {} : { Attachments: email.attachments.map(attachmentOf) })
       }
     },
-    ...(configurationSetName === undefined ? {} : { ConfigurationSetName: configurationSetName })
+    ...(configurationSetName === undefined ? {} : { ConfigurationSetName: configurationSetName }),
+    // SES returns them in each event's `mail.tags`, which is how an event finds its organisation.
+    ...(email.metadata === undefined || Object.keys(email.metadata).length === 0
+      ? {}
+      : { EmailTags: Object.entries(email.metadata).map(([Name, Value]) => ({ Name, Value })) })
   }
 }

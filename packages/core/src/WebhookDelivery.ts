@@ -1,0 +1,207 @@
+// Delivers each organisation's events to its webhook URL, signed with Standard Webhooks, from a durable
+// queue (Effect's PersistedQueue: on disk, in Redis or in memory), retried with backoff for up to 24 h.
+import { createHmac } from "node:crypto"
+import { Cause, Clock, Data, Duration, Effect, Layer, Redacted, Schedule, Schema, type Scope } from "effect"
+import { PersistedQueue } from "effect/persistence"
+import * as MailEvent from "./MailEvent.js"
+import * as MailEvents from "./MailEvents.js"
+import type { Organizations } from "./Organizations.js"
+
+export interface Endpoint {
+  readonly organizationId: string
+  /** Where the organisation's events are POSTed. Redirects are not followed. */
+  readonly url: string
+  /** The Standard Webhooks signing secret: `whsec_` and the key in base64 (24 to 64 bytes). */
+  readonly secret: string | Redacted.Redacted<string>
+}
+
+export interface RetryPolicy {
+  /** Wait before the first retry, doubled after each failure (with ±20% jitter). Default 5 seconds. */
+  readonly firstDelay?: Duration.Input
+  /** No wait between attempts is longer. Default 1 hour. */
+  readonly maxDelay?: Duration.Input
+  /** An event still undelivered this long after it was queued is given up, with an error log line. Default 24 hours. */
+  readonly giveUpAfter?: Duration.Input
+}
+
+export interface Options {
+  readonly endpoints: ReadonlyArray<Endpoint>
+  readonly retry?: RetryPolicy
+  /** How long one attempt may take; a slower receiver counts as failed. Default 15 seconds. */
+  readonly timeout?: Duration.Input
+  /** Attempts in flight at once. Default 4. */
+  readonly concurrency?: number
+  /** The queue's name in its store. Default `"mailroom-webhooks"`. */
+  readonly queueName?: string
+  /** Default: the global `fetch`. */
+  readonly fetch?: typeof globalThis.fetch
+}
+
+/** One attempt that did not get a 2xx answer. */
+export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{ readonly message: string }> {}
+
+/** What the queue holds for each event: the exact body, so every retry sends the same bytes. */
+const Queued = Schema.Struct({
+  organizationId: Schema.String,
+  eventId: Schema.String,
+  body: Schema.String,
+  queuedAt: Schema.Number
+})
+
+/** The key of a `whsec_` secret, or a thrown error naming what is wrong with it. */
+export const signingKey = (secret: string | Redacted.Redacted<string>, what = "secret"): Buffer => {
+  const value = typeof secret === "string" ? secret : Redacted.value(secret)
+  const encoded = value.startsWith("whsec_") ? value.slice(6) : undefined
+  const key =
+    encoded !== undefined && /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) ? Buffer.from(encoded, "base64") : undefined
+  if (key === undefined || key.byteLength < 24 || key.byteLength > 64) {
+    throw new Error(`${what}: must be a Standard Webhooks secret, "whsec_" followed by 24 to 64 bytes in base64`)
+  }
+  return key
+}
+
+/** The `webhook-signature` header: `v1,` and the base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`. */
+export const signature = (key: Buffer, id: string, timestamp: number, body: string): string =>
+  `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`
+
+const encodeEvent = Schema.encodeSync(Schema.toCodecJson(MailEvent.MailEvent))
+
+/**
+ * A sink that queues each event of an organisation with an endpoint, and the workers that deliver them
+ * (stopped when the scope closes; an attempt cut short is tried again, not counted). Delivery is at
+ * least once: every retry of an event carries the same `webhook-id` (the event id) and body.
+ */
+export const make = (
+  options: Options
+): Effect.Effect<MailEvents.Sink, never, PersistedQueue.PersistedQueueFactory | Scope.Scope> =>
+  Effect.gen(function* () {
+    const endpoints = new Map<string, { readonly url: string; readonly key: Buffer }>()
+    options.endpoints.forEach((endpoint, i) => {
+      if (endpoints.has(endpoint.organizationId)) {
+        throw new Error(`endpoints[${i}]: organisation ${endpoint.organizationId} already has an endpoint`)
+      }
+      if (!URL.canParse(endpoint.url) || !/^https?:$/.test(new URL(endpoint.url).protocol)) {
+        throw new Error(`endpoints[${i}].url: must be an http(s) URL`)
+      }
+      endpoints.set(endpoint.organizationId, {
+        url: endpoint.url,
+        key: signingKey(endpoint.secret, `endpoints[${i}].secret`)
+      })
+    })
+    const millis = (input: Duration.Input | undefined, fallback: Duration.Input) =>
+      Duration.toMillis(Duration.fromInputUnsafe(input ?? fallback))
+    const firstDelay = millis(options.retry?.firstDelay, "5 seconds")
+    const maxDelay = millis(options.retry?.maxDelay, "1 hour")
+    const giveUpAfter = millis(options.retry?.giveUpAfter, "24 hours")
+    const timeout = millis(options.timeout, "15 seconds")
+    const fetchImpl = options.fetch ?? globalThis.fetch
+
+    const queue = yield* PersistedQueue.make({
+      name: options.queueName ?? "mailroom-webhooks",
+      schema: Queued,
+      // The age of an event decides when to give up (a restart does not reset it); this only keeps
+      // the count within what every store can hold.
+      maxAttempts: 2_147_483_647,
+      retrySchedule: Schedule.min([Schedule.exponential(firstDelay), Schedule.spaced(maxDelay)]).pipe(Schedule.jittered)
+    })
+
+    const attempt = (queued: typeof Queued.Type, attempts: number) =>
+      Effect.gen(function* () {
+        const endpoint = endpoints.get(queued.organizationId)
+        if (endpoint === undefined) {
+          return yield* Effect.logWarning(
+            `[mailroom] dropped event ${queued.eventId}: organisation ${queued.organizationId} no longer has a webhook endpoint`
+          )
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (now - queued.queuedAt > giveUpAfter) {
+          return yield* Effect.logError(
+            `[mailroom] gave up on event ${queued.eventId} for organisation ${queued.organizationId} after ${attempts - 1} attempts over ${Duration.format(Duration.millis(now - queued.queuedAt))}`
+          )
+        }
+        const timestamp = Math.floor(now / 1000)
+        const status = yield* Effect.tryPromise({
+          try: async (signal) => {
+            const response = await fetchImpl(endpoint.url, {
+              method: "POST",
+              redirect: "manual",
+              headers: {
+                "content-type": "application/json",
+                "user-agent": "mailroom-webhooks",
+                "webhook-id": queued.eventId,
+                "webhook-timestamp": String(timestamp),
+                "webhook-signature": signature(endpoint.key, queued.eventId, timestamp, queued.body)
+              },
+              body: queued.body,
+              signal: AbortSignal.any([signal, AbortSignal.timeout(timeout)])
+            })
+            // The answer's body is not needed; reading it to the end frees the connection.
+            await response.arrayBuffer().catch(() => undefined)
+            return response.status
+          },
+          catch: (cause) => new DeliveryFailed({ message: String((cause as Error)?.message ?? cause) })
+        })
+        if (status < 200 || status > 299) return yield* new DeliveryFailed({ message: `answered ${status}` })
+      }).pipe(
+        Effect.tapError((error) =>
+          Effect.logWarning(
+            `[mailroom] webhook attempt ${attempts} of event ${queued.eventId} for organisation ${queued.organizationId} failed (${error.message}); it will be retried`
+          )
+        )
+      )
+
+    const worker = queue
+      .take((queued, { attempts }) => attempt(queued, attempts))
+      .pipe(
+        Effect.catchCause((cause) => {
+          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+          const error = Cause.findErrorOption(cause)
+          // A failed attempt is already logged and scheduled again by the queue.
+          if (error._tag === "Some" && error.value._tag === "DeliveryFailed") return Effect.void
+          // The store itself failed (a full disk, Redis gone): say so, and do not spin.
+          return Effect.logError(`[mailroom] webhook queue: ${Cause.pretty(cause)}`).pipe(
+            Effect.andThen(Effect.sleep("1 second"))
+          )
+        }),
+        Effect.forever
+      )
+    for (let i = 0; i < Math.max(1, options.concurrency ?? 4); i++) yield* Effect.forkScoped(worker)
+
+    return {
+      deliver: (events) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          yield* Effect.forEach(
+            events.filter((event) => endpoints.has(event.organization_id)),
+            (event) =>
+              queue.offer(
+                {
+                  organizationId: event.organization_id,
+                  eventId: event.id,
+                  body: JSON.stringify(encodeEvent(event)),
+                  queuedAt: now
+                },
+                // The event id is the queue id: a provider's redelivery of a record is not queued twice.
+                { id: event.id }
+              ),
+            { discard: true }
+          )
+        }).pipe(
+          Effect.mapError(
+            (cause) => new MailEvents.MailEventsError({ message: "the webhook queue could not take the events", cause })
+          )
+        )
+    } satisfies MailEvents.Sink
+  })
+
+/** `MailEvents` whose events also go to each organisation's webhook endpoint. */
+export const layer = (
+  options: Options
+): Layer.Layer<MailEvents.MailEvents, never, PersistedQueue.PersistedQueueFactory | Organizations> =>
+  Layer.effect(
+    MailEvents.MailEvents,
+    Effect.gen(function* () {
+      const sink = yield* make(options)
+      return yield* MailEvents.make({ sinks: [sink] })
+    })
+  )

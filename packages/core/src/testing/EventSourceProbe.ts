@@ -1,0 +1,52 @@
+// Drives an EventSource the way @mailroom/http does, for adapter tests: a body (bytes, as sent) and
+// headers in; the events, or the refusal with its reason, out.
+import { Effect, Exit } from "effect"
+import type { EventSource, EventSourceError } from "../EventSource.js"
+import type * as MailEvent from "../MailEvent.js"
+
+type Headers = Readonly<Record<string, string>>
+
+export interface EventSourceProbe {
+  /** The events of a request the source accepts; rejects when it refuses. */
+  readonly events: (body: unknown, headers?: Headers) => Promise<ReadonlyArray<MailEvent.Unrouted>>
+  /** The error of a request the source refuses; rejects when it accepts. */
+  readonly refusal: (body: unknown, headers?: Headers) => Promise<EventSourceError>
+}
+
+/** A probe of `source`; `headers` go with every request unless a call gives its own. */
+export const probeEventSource = (source: EventSource, headers: Headers = {}): EventSourceProbe => {
+  const receive = (body: unknown, given: Headers = headers) =>
+    Effect.runPromise(
+      Effect.exit(
+        source.receive({
+          header: (name) => given[name],
+          body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body))
+        })
+      )
+    )
+  return {
+    events: async (body, given) => {
+      const exit = await receive(body, given)
+      if (Exit.isFailure(exit)) throw new Error(`refused: ${String(exit.cause)}`)
+      return exit.value
+    },
+    refusal: async (body, given) => {
+      const exit = await receive(body, given)
+      if (Exit.isSuccess(exit)) throw new Error("the request was accepted")
+      const reason = exit.cause.reasons[0]
+      if (reason === undefined || !("error" in reason)) throw new Error(`not a refusal: ${String(exit.cause)}`)
+      return reason.error
+    }
+  }
+}
+
+/** What a test compares of each event: type, recipient, message id, time, and bounce or click when present. */
+export const essentials = (events: ReadonlyArray<MailEvent.Unrouted>) =>
+  events.map((e) => ({
+    type: e.type,
+    recipient: e.recipient,
+    message_id: e.message_id,
+    occurred_at: e.occurred_at,
+    ...(e.bounce === undefined ? {} : { bounce: e.bounce }),
+    ...(e.click === undefined ? {} : { click: e.click })
+  }))

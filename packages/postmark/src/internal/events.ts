@@ -1,0 +1,122 @@
+// Postmark's webhook records translated into MailEvents, one per record (Postmark sends one recipient
+// per request), routed by the `mailroom-org` field of the send's Metadata.
+import { MailEvent } from "@mailroom/core"
+
+type Record_ = Readonly<Record<string, unknown>>
+
+const string = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined)
+
+/**
+ * What each bounce `Type` means, after Django Anymail's reading of Postmark's list. Types that say
+ * nothing about delivery (auto-replies, subscribe requests, inbound errors) are left out: no event.
+ */
+const bounceTypes: Readonly<
+  Record<string, { readonly type: MailEvent.Type; readonly kind?: MailEvent.Bounce["kind"] }>
+> = {
+  HardBounce: { type: "bounced", kind: "hard" },
+  SoftBounce: { type: "bounced", kind: "soft" },
+  Unknown: { type: "bounced", kind: "undetermined" },
+  VirusNotification: { type: "bounced", kind: "undetermined" },
+  Transient: { type: "deferred" },
+  DnsError: { type: "deferred" },
+  OpenRelayTest: { type: "deferred" },
+  BadEmailAddress: { type: "rejected" },
+  ManuallyDeactivated: { type: "rejected" },
+  Unconfirmed: { type: "rejected" },
+  Blocked: { type: "rejected" },
+  DMARCPolicy: { type: "rejected" },
+  SpamNotification: { type: "complained" },
+  SpamComplaint: { type: "complained" },
+  Unsubscribe: { type: "unsubscribed" },
+  ManualSuppression: { type: "unsubscribed" },
+  SMTPApiError: { type: "failed" },
+  TemplateRenderingFailed: { type: "failed" }
+}
+
+export type Translation =
+  | { readonly events: ReadonlyArray<MailEvent.Unrouted> }
+  | { readonly ignored: string }
+  | { readonly malformed: string }
+
+/** The events of one webhook body. */
+export const translate = (body: unknown, receivedAt: Date): Translation => {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return { malformed: "not a JSON object" }
+  const record = body as Record_
+  const recordType = string(record.RecordType)
+  if (recordType === undefined) return { malformed: "RecordType: missing" }
+  const metadata = typeof record.Metadata === "object" && record.Metadata !== null ? (record.Metadata as Record_) : {}
+  const organizationValue = metadata[MailEvent.organizationKey]
+  const organizationId = typeof organizationValue === "string" ? organizationValue : undefined
+  // Delivery, Open, Click and SubscriptionChange name the recipient `Recipient`; Bounce and SpamComplaint `Email`.
+  const recipientField = recordType === "Bounce" || recordType === "SpamComplaint" ? "Email" : "Recipient"
+  const timeField = {
+    Delivery: "DeliveredAt",
+    Open: "ReceivedAt",
+    Click: "ReceivedAt",
+    SubscriptionChange: "ChangedAt"
+  }[recordType]
+  const messageId = string(record.MessageID)
+  const recipient = string(record[recipientField])
+
+  const one = (
+    type: MailEvent.Type,
+    extra: Partial<Pick<MailEvent.Fields, "bounce" | "click" | "discriminator">> = {}
+  ): Translation => {
+    if (messageId === undefined) return { malformed: `${recordType}: MessageID missing` }
+    if (recipient === undefined) return { malformed: `${recordType}: ${recipientField} missing` }
+    const occurredAt = MailEvent.instant(record[timeField ?? "BouncedAt"], receivedAt)
+    return {
+      events: [
+        MailEvent.make({
+          type,
+          provider: "postmark",
+          messageId,
+          recipient,
+          occurredAt,
+          organizationId,
+          raw: record,
+          ...extra
+        })
+      ]
+    }
+  }
+  const id = record.ID === undefined ? {} : { discriminator: String(record.ID) }
+
+  switch (recordType) {
+    case "Delivery":
+      return one("delivered")
+    case "Open":
+      return one("opened")
+    case "Click": {
+      const url = string(record.OriginalLink)
+      if (url === undefined) return { malformed: "Click: OriginalLink missing" }
+      return one("clicked", { click: { url }, discriminator: url })
+    }
+    case "SpamComplaint":
+      return one("complained", id)
+    case "Bounce": {
+      const bounceType = string(record.Type) ?? "Unknown"
+      const meaning = bounceTypes[bounceType]
+      if (meaning === undefined) return { ignored: `a Bounce of Type ${bounceType}, which says nothing about delivery` }
+      const diagnostic = string(record.Details) ?? string(record.Description)
+      return one(meaning.type, {
+        ...id,
+        ...(meaning.kind === undefined
+          ? {}
+          : { bounce: { kind: meaning.kind, code: bounceType, ...(diagnostic === undefined ? {} : { diagnostic }) } })
+      })
+    }
+    case "SubscriptionChange": {
+      // A suppression because of a bounce or a complaint was already reported by that webhook, and a
+      // reactivation has no word in the vocabulary; an unsubscribe is news.
+      if (record.SuppressSending !== true) return { ignored: "a SubscriptionChange that reactivates the recipient" }
+      if (record.SuppressionReason !== "ManualSuppression") {
+        return { ignored: `a suppression for ${String(record.SuppressionReason)}, reported by its own webhook` }
+      }
+      if (messageId === undefined) return { ignored: "a suppression made without a message (MessageID null)" }
+      return one("unsubscribed")
+    }
+    default:
+      return { ignored: `a ${recordType} record, which mailroom does not report` }
+  }
+}

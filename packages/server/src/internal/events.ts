@@ -1,0 +1,53 @@
+// The events section of the config as layers: where events go (webhooks from a durable queue on disk
+// or in memory) and the providers' webhooks the server answers (SES through SNS or EventBridge, Postmark).
+import type { EventSource, MailEvents, Organizations } from "@mailroom/core"
+import { WebhookDelivery } from "@mailroom/core"
+import { DiskQueueStore } from "@mailroom/local"
+import { PostmarkEventSource } from "@mailroom/postmark"
+import { SesEventSource } from "@mailroom/ses"
+import { type Duration, Layer } from "effect"
+import { PersistedQueue } from "effect/persistence"
+import type { EventsConfig } from "../ServerConfig.js"
+
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
+
+/**
+ * `MailEvents` delivering to the configured webhooks, or undefined when there are none (core's
+ * default: in-process subscribers only). Completed entries are kept two days, beyond the 24 h a
+ * provider's redelivery can take, so a redelivered record is not queued twice.
+ */
+export const eventsLayer = (
+  events: EventsConfig | undefined
+): Layer.Layer<MailEvents.MailEvents, PersistedQueue.PersistedQueueError, Organizations.Organizations> | undefined => {
+  if (events === undefined || events.webhooks.length === 0) return undefined
+  const store =
+    events.queue.kind === "local" ? DiskQueueStore.layer({ dir: events.queue.dir }) : PersistedQueue.layerStoreMemory
+  const queue = Layer.merge(PersistedQueue.layer, PersistedQueue.layerCleanup({ timeToLive: "2 days" })).pipe(
+    Layer.provide(store)
+  )
+  return WebhookDelivery.layer({
+    endpoints: events.webhooks.map((webhook) => ({
+      organizationId: webhook.organization,
+      url: webhook.url,
+      secret: webhook.secret
+    })),
+    // The config checked each one is a duration Effect reads.
+    retry: events.retry as WebhookDelivery.RetryPolicy,
+    ...optional("timeout", events.timeout as Duration.Input | undefined)
+  }).pipe(Layer.provide(queue))
+}
+
+/** The providers' webhooks the config turns on, each served at `POST /webhooks/{name}`. */
+export const eventSources = (events: EventsConfig | undefined): ReadonlyArray<EventSource.EventSource> => [
+  ...(events?.ses === undefined
+    ? []
+    : [
+        SesEventSource.make({
+          topicArns: events.ses.topicArns,
+          ...optional("eventBridgeSecret", events.ses.eventBridgeSecret),
+          ...optional("eventBridgeHeader", events.ses.eventBridgeHeader)
+        })
+      ]),
+  ...(events?.postmark === undefined ? [] : [PostmarkEventSource.make(events.postmark)])
+]
