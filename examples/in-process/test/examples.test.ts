@@ -17,7 +17,7 @@ describe("in-process examples", () => {
     assert.match(response.message_id, /^[0-9a-f-]{36}$/)
     assert.strictEqual(response.from, "billing@acme.example")
     assert.lengthOf(response.attachments, 1)
-    assert.match(response.attachments[0] ?? "", /^attachments\/org_acme\/[0-9]+-invoice\.pdf$/)
+    assert.match(response.attachments[0] ?? "", /^attachments\/org_acme\/[0-9]+_[0-9a-f]{20}-invoice\.pdf$/)
   })
 
   it("the Promise example sends, and rejects a bad request with the typed error", async () => {

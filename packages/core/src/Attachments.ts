@@ -1,10 +1,10 @@
 // Attachment operations of the API: presigned uploads, download URLs and deletion, by storage key
 // or by `att_` id, each confined to the caller's own `attachments/{orgId}/` prefix.
-import { randomBytes } from "node:crypto"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import * as AttachmentKey from "./internal/attachmentKey.js"
 import { sanitizeFilename } from "./internal/filename.js"
 import { Forbidden, NotFound, ValidationError } from "./MailroomError.js"
-import { type ObjectNotFound, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
+import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import type { Principal } from "./Organizations.js"
 import * as Wire from "./Wire.js"
 
@@ -13,6 +13,13 @@ export interface Config {
   readonly maxUploadBytes?: number
   /** Lifetime of upload and download URLs in seconds. Default 3600, as the spec says. */
   readonly expiresIn?: number
+  /**
+   * Key of the tag in every `attachment_id`. Ids carry their storage key (no index is written), and
+   * the tag binds them to their organisation either way; with a secret shared by every instance,
+   * only this service can make one. Without it, anyone who knows a key can compute its id, which
+   * reaches nothing the key itself does not.
+   */
+  readonly idSecret?: string | Redacted.Redacted<string>
 }
 
 export const defaultMaxUploadBytes = 25 * 1024 * 1024
@@ -42,61 +49,67 @@ export interface Attachments {
 
 export const Attachments: Context.Service<Attachments, Attachments> = Context.Service("@mailroom/core/Attachments")
 
-const prefixOf = (orgId: string) => `attachments/${orgId}/`
-
 /**
  * True when `key` is an attachment key of this organisation: `attachments/{orgId}/{timestamp}-{name}`,
- * one segment after the prefix (which also keeps the id index objects out of reach by key).
+ * one segment after the prefix (which also keeps any other object under the prefix out of reach by key).
  */
-export const isOwnKey = (principal: Principal, key: string): boolean => {
-  const prefix = prefixOf(principal.orgId)
-  return key.startsWith(prefix) && /^[0-9]+-[^/\\]+$/.test(key.slice(prefix.length))
-}
+export const isOwnKey = (principal: Principal, key: string): boolean => AttachmentKey.isOwnKey(principal.orgId, key)
 
 /** The file name part of an attachment key. */
-export const filenameOf = (key: string): string => key.slice(key.lastIndexOf("/") + 1).replace(/^[0-9]+-/, "")
-
-const indexKey = (orgId: string, attachmentId: string) => `${prefixOf(orgId)}.ids/${attachmentId}.json`
+export const filenameOf = AttachmentKey.filenameOf
 
 const notFound = (what: string) => new NotFound({ message: `attachment not found: ${what}` })
+
+/** Tags ids when no `idSecret` is configured: they stay bound to their organisation, but are not secret. */
+const publicIdSecret = "public"
 
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const store = yield* ObjectStore
   const maxUploadBytes = config.maxUploadBytes ?? defaultMaxUploadBytes
   const expiresIn = config.expiresIn ?? 3600
   const decodePresign = Wire.decode(Wire.PresignRequest)
+  const idKey = AttachmentKey.idKey(
+    config.idSecret === undefined
+      ? publicIdSecret
+      : Redacted.isRedacted(config.idSecret)
+        ? Redacted.value(config.idSecret)
+        : config.idSecret
+  )
 
-  // Millisecond timestamps that never repeat in this process, so two presigns of one file name
-  // at the same instant still get two keys.
-  let lastTimestamp = 0
-  const nextTimestamp = Effect.map(Clock.currentTimeMillis, (now) => {
-    lastTimestamp = Math.max(now, lastTimestamp + 1)
-    return lastTimestamp
-  })
-
-  const ownedOr404 = (principal: Principal, key: string) =>
+  const ownedOr404 = (principal: Principal, key: string): Effect.Effect<string, NotFound> =>
     isOwnKey(principal, key) ? Effect.succeed(key) : Effect.fail(notFound(key))
 
-  const keyOfId = (principal: Principal, attachmentId: string) =>
+  /** Ids of earlier versions were random, and found through an index object presign wrote. */
+  const keyOfLegacyId = (principal: Principal, attachmentId: string) =>
     Effect.gen(function* () {
-      if (!/^att_[0-9a-f]{1,64}$/.test(attachmentId)) return yield* notFound(attachmentId)
       const bytes = yield* store
-        .get(indexKey(principal.orgId, attachmentId))
+        .get(AttachmentKey.legacyIndexKey(principal.orgId, attachmentId))
         .pipe(Effect.catchTag("ObjectNotFound", () => Effect.fail(notFound(attachmentId))))
-      const key = (JSON.parse(new TextDecoder().decode(bytes)) as { key?: unknown }).key
+      let key: unknown
+      try {
+        key = (JSON.parse(new TextDecoder().decode(bytes)) as { key?: unknown }).key
+      } catch {
+        key = undefined
+      }
       if (typeof key !== "string" || !isOwnKey(principal, key)) return yield* notFound(attachmentId)
       return key
     })
 
-  const downloadUrl = (key: string) =>
+  const keyOfId = (principal: Principal, attachmentId: string): Effect.Effect<string, NotFound | ObjectStoreError> => {
+    if (AttachmentKey.isLegacyId(attachmentId)) return keyOfLegacyId(principal, attachmentId)
+    const key = AttachmentKey.keyOfId(idKey, principal.orgId, attachmentId)
+    return key === undefined ? Effect.fail(notFound(attachmentId)) : Effect.succeed(key)
+  }
+
+  const downloadUrl = (key: string, asked = key) =>
     Effect.gen(function* () {
-      yield* store.head(key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.fail(notFound(key))))
+      yield* store.head(key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.fail(notFound(asked))))
       const url = yield* store.presignGet({ key, expiresIn, filename: filenameOf(key) })
       return { download_url: url, expires_in: expiresIn }
     })
 
-  const deleteKey = (key: string) =>
-    store.delete(key).pipe(Effect.catchTag("ObjectNotFound", (e: ObjectNotFound) => Effect.fail(notFound(e.key))))
+  const deleteKey = (key: string, asked = key) =>
+    store.delete(key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.fail(notFound(asked))))
 
   return Attachments.of({
     presign: (principal, request) =>
@@ -111,32 +124,37 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
           })
         }
         const contentType = input.content_type ?? "application/octet-stream"
-        const key = `${prefixOf(principal.orgId)}${yield* nextTimestamp}-${sanitizeFilename(input.filename)}`
-        const attachmentId = `att_${randomBytes(16).toString("hex")}`
+        const now = yield* Clock.currentTimeMillis
+        const key = AttachmentKey.newKey(principal.orgId, now, sanitizeFilename(input.filename))
         const url = yield* store.presignPut({
           key,
           contentType,
           expiresIn,
           ...(input.content_length === undefined ? {} : { contentLength: input.content_length })
         })
-        yield* store.put(
-          indexKey(principal.orgId, attachmentId),
-          new TextEncoder().encode(JSON.stringify({ key })),
-          "application/json"
-        )
+        // Nothing is written: the id is the key, so an abandoned upload leaves nothing behind.
+        const attachmentId = AttachmentKey.idOf(idKey, principal.orgId, key) as string
         return { url, key, expires_in: expiresIn, attachment_id: attachmentId }
       }),
-    download: (principal, key) => Effect.flatMap(ownedOr404(principal, key), downloadUrl),
-    downloadById: (principal, attachmentId) => Effect.flatMap(keyOfId(principal, attachmentId), downloadUrl),
+    download: (principal, key) => Effect.flatMap(ownedOr404(principal, key), (owned) => downloadUrl(owned)),
+    downloadById: (principal, attachmentId) =>
+      Effect.flatMap(keyOfId(principal, attachmentId), (key) => downloadUrl(key, attachmentId)),
     delete: (principal, key) =>
-      ownedOr404(principal, key).pipe(Effect.flatMap(deleteKey), Effect.as({ deleted: true, key })),
+      ownedOr404(principal, key).pipe(
+        Effect.flatMap((owned) => deleteKey(owned)),
+        Effect.as({ deleted: true, key })
+      ),
     deleteById: (principal, attachmentId) =>
       Effect.gen(function* () {
         const key = yield* keyOfId(principal, attachmentId)
-        // The index goes with the file, or when the file is already gone, so no dangling id lingers;
-        // after a store failure it stays, so the id can be deleted again.
-        const removeIndex = Effect.ignore(store.delete(indexKey(principal.orgId, attachmentId)))
-        yield* deleteKey(key).pipe(
+        if (!AttachmentKey.isLegacyId(attachmentId)) {
+          yield* deleteKey(key, attachmentId)
+          return { deleted: true, attachment_id: attachmentId }
+        }
+        // An earlier version's index goes with its file, or when the file is already gone, so no
+        // dangling id lingers; after a store failure it stays, so the id can be deleted again.
+        const removeIndex = Effect.ignore(store.delete(AttachmentKey.legacyIndexKey(principal.orgId, attachmentId)))
+        yield* deleteKey(key, attachmentId).pipe(
           Effect.catchTag("NotFound", (gone: NotFound) => Effect.andThen(removeIndex, Effect.fail(gone)))
         )
         yield* removeIndex

@@ -81,6 +81,8 @@ export const contentDisposition = (filename: string): string => {
 /** A memory store, and the `fetch` that serves its presigned URLs as a real store would. */
 export interface MemoryObjectStore extends ObjectStore {
   readonly fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+  /** Every key stored, sorted: what a bucket listing would show. */
+  readonly keys: () => ReadonlyArray<string>
 }
 
 const memoryOrigin = "http://memory.mailroom.invalid"
@@ -169,7 +171,8 @@ export const makeMemory = (): MemoryObjectStore => {
     get: (key) => Effect.map(find(key), (o) => o.content.slice()),
     put: (key, content, contentType) =>
       Effect.sync(() => void objects.set(key, { content: content.slice(), contentType })),
-    delete: (key) => Effect.flatMap(find(key), () => Effect.sync(() => void objects.delete(key)))
+    delete: (key) => Effect.flatMap(find(key), () => Effect.sync(() => void objects.delete(key))),
+    keys: () => [...objects.keys()].sort()
   }
 }
 

@@ -2,6 +2,7 @@
 // one validation message per problem. The HTTP package and the OpenAPI document use these same schemas.
 import { Effect, Schema } from "effect"
 import { isEmailAddress } from "./internal/address.js"
+import { maxIdHex } from "./internal/attachmentKey.js"
 import { issueMessages } from "./internal/issues.js"
 import { ValidationError } from "./MailroomError.js"
 
@@ -44,13 +45,15 @@ export const ContentType = headerText(255).pipe(
   Schema.check(Schema.makeFilter(fails((s: string) => mimeType.test(s), "must be a MIME type such as application/pdf")))
 )
 
-/** `att_` followed by hexadecimal characters. */
+const attachmentIdPattern = new RegExp(`^att_[0-9a-f]{1,${maxIdHex}}$`)
+
+/** `att_` followed by hexadecimal characters: the encoded storage key and its tag. */
 export const AttachmentId = Schema.String.pipe(
   Schema.check(
     Schema.makeFilter(
       fails(
-        (s: string) => /^att_[0-9a-f]{1,64}$/.test(s),
-        "must be att_ followed by 1 to 64 lower-case hexadecimal characters"
+        (s: string) => attachmentIdPattern.test(s),
+        `must be att_ followed by 1 to ${maxIdHex} lower-case hexadecimal characters`
       )
     )
   )

@@ -6,7 +6,7 @@ import { acme, globex, makeWorld } from "./fixtures.js"
 const upload = (store: ObjectStore.MemoryObjectStore, url: string, contentType: string, body: string) =>
   Effect.promise(() => store.fetch(url, { method: "PUT", headers: { "content-type": contentType }, body }))
 
-const keyPattern = /^attachments\/org_acme\/[0-9]+-(.+)$/
+const keyPattern = /^attachments\/org_acme\/[0-9]+_[0-9a-f]{20}-(.+)$/
 
 const presignedName = (filename: string) =>
   Effect.gen(function* () {
@@ -23,9 +23,9 @@ describe("Attachments.presign", () => {
     return Effect.gen(function* () {
       const attachments = yield* Attachments.Attachments
       const response = yield* attachments.presign(acme, { filename: "invoice.pdf", content_type: "application/pdf" })
-      assert.match(response.key, /^attachments\/org_acme\/[0-9]+-invoice\.pdf$/)
+      assert.match(response.key, /^attachments\/org_acme\/[0-9]+_[0-9a-f]{20}-invoice\.pdf$/)
       assert.strictEqual(response.expires_in, 3600)
-      assert.match(response.attachment_id, /^att_[0-9a-f]{32}$/)
+      assert.match(response.attachment_id, /^att_[0-9a-f]{60,}$/)
       const put = yield* upload(world.store, response.url, "application/pdf", "%PDF-1.7")
       assert.strictEqual(put.status, 200)
       assert.deepStrictEqual(yield* world.store.head(response.key), { size: 8, contentType: "application/pdf" })
@@ -143,13 +143,73 @@ describe("Attachments.presign", () => {
     }).pipe(Effect.provide(makeWorld().layer))
   )
 
-  it.effect("records the id in an index object under the org's own prefix", () => {
+  it.effect("instances that share a store never issue one key twice, even at one instant", () => {
+    // Each instance stands for a restart or another server: with the test clock frozen, every
+    // presign of one file name happens in the same millisecond.
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const instances = yield* Effect.forEach([1, 2, 3, 4], () => Attachments.make())
+      const responses = yield* Effect.forEach(
+        Array.from({ length: 4000 }, (_, i) => instances[i % 4] as Attachments.Attachments),
+        (attachments) => attachments.presign(acme, { filename: "same.pdf" }),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(new Set(responses.map((r) => r.key)).size, 4000)
+      assert.strictEqual(new Set(responses.map((r) => r.attachment_id)).size, 4000)
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("presign writes nothing to the store: an abandoned upload leaves no object behind", () => {
     const world = makeWorld()
     return Effect.gen(function* () {
       const attachments = yield* Attachments.Attachments
-      const { key, attachment_id } = yield* attachments.presign(acme, { filename: "a.txt" })
-      const index = yield* world.store.get(`attachments/org_acme/.ids/${attachment_id}.json`)
-      assert.deepStrictEqual(JSON.parse(new TextDecoder().decode(index)), { key })
+      yield* attachments.presign(acme, { filename: "abandoned.pdf" })
+      assert.deepStrictEqual(world.store.keys(), [])
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("an id resolves only to its own key: another id's bits, organisation or secret are NotFound", () => {
+    const world = makeWorld({ attachments: { idSecret: "s3cret" } })
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const { key, attachment_id, url } = yield* attachments.presign(acme, { filename: "a.pdf" })
+      assert.strictEqual((yield* upload(world.store, url, "application/octet-stream", "A")).status, 200)
+      const other = yield* attachments.presign(acme, { filename: "b.pdf" })
+      assert.strictEqual((yield* upload(world.store, other.url, "application/octet-stream", "B")).status, 200)
+      const served = yield* Effect.promise(() =>
+        Effect.runPromise(attachments.downloadById(acme, attachment_id)).then((r) => world.store.fetch(r.download_url))
+      )
+      assert.strictEqual(yield* Effect.promise(() => served.text()), "A")
+      // Every single-character change of the id is refused, the tag included.
+      const hex = attachment_id.slice(4)
+      for (let i = 0; i < hex.length; i++) {
+        const flipped = `att_${hex.slice(0, i)}${hex[i] === "0" ? "1" : "0"}${hex.slice(i + 1)}`
+        assert.strictEqual((yield* Effect.flip(attachments.downloadById(acme, flipped)))._tag, "NotFound", flipped)
+      }
+      // The same key under another secret or for another organisation is not this id.
+      const elsewhere = yield* Attachments.make({ idSecret: "other" })
+      assert.strictEqual((yield* Effect.flip(elsewhere.downloadById(acme, attachment_id)))._tag, "NotFound")
+      assert.strictEqual((yield* Effect.flip(attachments.deleteById(globex, attachment_id)))._tag, "NotFound")
+      assert.strictEqual(new TextDecoder().decode(yield* world.store.get(key)), "A")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("ids issued by an earlier version, found through their index object, still resolve", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const key = "attachments/org_acme/1700000000000-old.pdf"
+      const id = `att_${"ab".repeat(16)}`
+      yield* world.store.put(key, new TextEncoder().encode("old"), "application/pdf")
+      yield* world.store.put(
+        `attachments/org_acme/.ids/${id}.json`,
+        new TextEncoder().encode(JSON.stringify({ key })),
+        "application/json"
+      )
+      const { download_url } = yield* attachments.downloadById(acme, id)
+      assert.strictEqual(yield* Effect.promise(() => world.store.fetch(download_url).then((r) => r.text())), "old")
+      assert.deepStrictEqual(yield* attachments.deleteById(acme, id), { deleted: true, attachment_id: id })
+      assert.deepStrictEqual(world.store.keys(), [])
     }).pipe(Effect.provide(world.layer))
   })
 })
@@ -243,17 +303,16 @@ describe("Attachments download and delete", () => {
     }).pipe(Effect.provide(world.layer))
   })
 
-  it.effect("delete by id removes the file and its index entry", () => {
+  it.effect("delete by id or by key leaves nothing of the attachment in the store", () => {
     const world = makeWorld()
     return Effect.gen(function* () {
       const attachments = yield* Attachments.Attachments
       const { key, attachment_id } = yield* uploaded(world)
+      const byKey = yield* uploaded(world)
       assert.deepStrictEqual(yield* attachments.deleteById(acme, attachment_id), { deleted: true, attachment_id })
       assert.strictEqual((yield* Effect.flip(world.store.head(key)))._tag, "ObjectNotFound")
-      assert.strictEqual(
-        (yield* Effect.flip(world.store.head(`attachments/org_acme/.ids/${attachment_id}.json`)))._tag,
-        "ObjectNotFound"
-      )
+      yield* attachments.delete(acme, byKey.key)
+      assert.deepStrictEqual(world.store.keys(), [])
       assert.strictEqual((yield* Effect.flip(attachments.deleteById(acme, attachment_id)))._tag, "NotFound")
     }).pipe(Effect.provide(world.layer))
   })

@@ -366,11 +366,18 @@ describe("Wire.DeleteByIdRequest", () => {
     })
   )
 
-  for (const attachment_id of ["0123456789abcdef", "att_", "att_xyz", "att_12 34", "ATT_0123"]) {
+  for (const attachment_id of [
+    "0123456789abcdef",
+    "att_",
+    "att_xyz",
+    "att_12 34",
+    "ATT_0123",
+    `att_${"a".repeat(459)}`
+  ]) {
     it.effect(`${JSON.stringify(attachment_id)} is refused`, () =>
       Effect.gen(function* () {
         assert.deepStrictEqual(yield* errorsOf(decodeDeleteById({ attachment_id })), [
-          "attachment_id: must be att_ followed by 1 to 64 lower-case hexadecimal characters"
+          "attachment_id: must be att_ followed by 1 to 458 lower-case hexadecimal characters"
         ])
       })
     )

@@ -281,7 +281,7 @@ for (const [transport, start] of Object.entries(transports)) {
         assert.strictEqual(answer.status, 201)
         const body = answer.body as Record<string, unknown>
         assert.deepStrictEqual(Object.keys(body).sort(), ["attachment_id", "expires_in", "key", "url"])
-        assert.match(String(body.key), /^attachments\/org_acme\/[0-9]+-etc_passwd$/)
+        assert.match(String(body.key), /^attachments\/org_acme\/[0-9]+_[0-9a-f]{20}-etc_passwd$/)
         assert.strictEqual(body.expires_in, 3600)
         assert.match(String(body.attachment_id), /^att_[0-9a-f]+$/)
       })
@@ -464,7 +464,7 @@ for (const [transport, start] of Object.entries(transports)) {
           { message: "org_id is not the organization of this credential" }
         )
         expectJson(await call("GET", "/v1/attachments/download?attachment_id=nope", { headers: bearer() }), 400, {
-          message: "attachment_id: must be att_ followed by 1 to 64 lower-case hexadecimal characters"
+          message: "attachment_id: must be att_ followed by 1 to 458 lower-case hexadecimal characters"
         })
         expectJson(
           await call("DELETE", "/v1/attachments", {

@@ -1,0 +1,86 @@
+// Attachment keys and ids without an index. A key's timestamp segment carries 80 random bits, so no
+// two presigns, in any process, issue one key; an `att_` id is the key itself, encoded and tagged.
+import { createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto"
+
+/** 80 bits: two presigns in the same millisecond collide with odds of 2^-80, whatever the instance. */
+const randomBytesPerKey = 10
+const tagBytes = 12
+const version = 1
+/** The largest key rest an id can carry: a sanitised file name is at most 200 UTF-8 bytes. */
+const maxFilenameBytes = 200
+const headerBytes = 1 + 6 + randomBytesPerKey
+
+export const prefixOf = (orgId: string): string => `attachments/${orgId}/`
+
+/**
+ * One segment after the organisation's prefix: `{ms}_{20 hex}-{name}` as issued now, or the
+ * `{ms}-{name}` of keys issued by earlier versions, so files stored before still resolve.
+ */
+const restPattern = /^[0-9]{1,15}(?:_[0-9a-f]{20})?-[^/\\]+$/
+
+export const isOwnKey = (orgId: string, key: string): boolean => {
+  const prefix = prefixOf(orgId)
+  return key.startsWith(prefix) && restPattern.test(key.slice(prefix.length))
+}
+
+/** The file name part of an attachment key. */
+export const filenameOf = (key: string): string =>
+  key.slice(key.lastIndexOf("/") + 1).replace(/^[0-9]+(?:_[0-9a-f]{20})?-/, "")
+
+export const newKey = (orgId: string, now: number, filename: string): string =>
+  `${prefixOf(orgId)}${now}_${randomBytes(randomBytesPerKey).toString("hex")}-${filename}`
+
+/** The secret that tags ids, as a KeyObject made once: HMAC keyed this way costs no key setup per call. */
+export const idKey = (secret: string): KeyObject => createSecretKey(Buffer.from(`mailroom attachment id\0${secret}`))
+
+const tagOf = (key: KeyObject, orgId: string, payload: Buffer) =>
+  createHmac("sha256", key).update(orgId).update("\0").update(payload).digest().subarray(0, tagBytes)
+
+const keyPattern = /^attachments\/[^/]+\/([0-9]{1,15})_([0-9a-f]{20})-([^/\\]+)$/
+
+/**
+ * `att_` + hex of version, timestamp, random bits and file name, then a tag binding them to the
+ * organisation. Undefined for a key this encoding cannot carry (one issued by an earlier version).
+ */
+export const idOf = (secret: KeyObject, orgId: string, key: string): string | undefined => {
+  const match = keyPattern.exec(key)
+  if (match === null || !key.startsWith(prefixOf(orgId))) return undefined
+  const [, ms, random, filename] = match as unknown as [string, string, string, string]
+  const name = Buffer.from(filename, "utf8")
+  const payload = Buffer.alloc(headerBytes + name.byteLength)
+  payload.writeUInt8(version, 0)
+  payload.writeUIntBE(Number(ms), 1, 6)
+  payload.write(random, 7, "hex")
+  name.copy(payload, headerBytes)
+  return `att_${payload.toString("hex")}${tagOf(secret, orgId, payload).toString("hex")}`
+}
+
+/** Shortest and longest ids this version issues, in hex characters after `att_`. */
+export const minIdHex = 2 * (headerBytes + 1 + tagBytes)
+export const maxIdHex = 2 * (headerBytes + maxFilenameBytes + tagBytes)
+
+/** The key an id stands for, when its tag proves it was issued for this organisation. */
+export const keyOfId = (secret: KeyObject, orgId: string, attachmentId: string): string | undefined => {
+  const hex = attachmentId.slice(4)
+  if (!attachmentId.startsWith("att_") || hex.length < minIdHex || hex.length > maxIdHex || hex.length % 2 !== 0) {
+    return undefined
+  }
+  if (!/^[0-9a-f]+$/.test(hex)) return undefined
+  const bytes = Buffer.from(hex, "hex")
+  const payload = bytes.subarray(0, bytes.byteLength - tagBytes)
+  const tag = bytes.subarray(bytes.byteLength - tagBytes)
+  if (payload.readUInt8(0) !== version || !timingSafeEqual(tag, tagOf(secret, orgId, payload))) return undefined
+  let filename: string
+  try {
+    filename = new TextDecoder("utf-8", { fatal: true }).decode(payload.subarray(headerBytes))
+  } catch {
+    return undefined
+  }
+  const key = `${prefixOf(orgId)}${payload.readUIntBE(1, 6)}_${payload.subarray(7, headerBytes).toString("hex")}-${filename}`
+  return isOwnKey(orgId, key) ? key : undefined
+}
+
+/** Ids of earlier versions: 32 hex characters, resolved through an index object in the store. */
+export const isLegacyId = (attachmentId: string): boolean => /^att_[0-9a-f]{32}$/.test(attachmentId)
+export const legacyIndexKey = (orgId: string, attachmentId: string): string =>
+  `${prefixOf(orgId)}.ids/${attachmentId}.json`
