@@ -1,13 +1,13 @@
 // The send operation of the API: validates a request, applies the organisation's sender domains and
 // the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
 import { createHash } from "node:crypto"
-import { Context, Duration, Effect, Exit, Layer, Random } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Random, Semaphore } from "effect"
 import { isOwnKey } from "./Attachments.js"
 import { attachmentExtension, EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
 import { organizationKey } from "./MailEvent.js"
-import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
+import { Conflict, Unavailable, ValidationError } from "./MailroomError.js"
 import { type ObjectInfo, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import { ProviderError, SenderNotVerified } from "./ProviderError.js"
@@ -24,7 +24,17 @@ export interface RetryPolicy {
 
 export interface Config {
   readonly retry?: RetryPolicy
+  /**
+   * Attachment bytes that sends may hold in memory at once, counted as stored. A send that would go
+   * over waits for room; one larger than the whole budget waits until it has the budget to itself.
+   * Default 256 MiB (a message takes several times its attachments' size while it is composed).
+   */
+  readonly attachmentBytesInFlight?: number
+  /** How long a send waits for that room before it fails with `Unavailable` (503, Retry-After). Default 10 s. */
+  readonly attachmentBudgetWait?: Duration.Input
 }
+
+export const defaultAttachmentBytesInFlight = 256 * 1024 * 1024
 
 export interface SendOptions {
   /** Same key and same request within 24 h: the first response again, nothing sent. */
@@ -76,6 +86,28 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const baseDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.baseDelay ?? "250 millis"))
   const maxDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.maxDelay ?? "5 seconds"))
   const { limits } = provider
+  const forbiddenExtensions = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
+  const budget = config.attachmentBytesInFlight ?? defaultAttachmentBytesInFlight
+  const budgetWait = Duration.fromInputUnsafe(config.attachmentBudgetWait ?? "10 seconds")
+  const inFlight = yield* Semaphore.make(budget)
+  const overBudget = new Unavailable({
+    message: "too many large messages are being sent at once; nothing was sent, try again shortly",
+    retryAfter: Duration.seconds(5)
+  })
+
+  /** Runs `effect` holding `bytes` of the attachment budget, waiting a bounded time for them. */
+  const withinBudget = <A, E>(bytes: number, effect: Effect.Effect<A, E>): Effect.Effect<A, E | Unavailable> => {
+    if (bytes === 0) return effect
+    const permits = Math.min(bytes, budget)
+    return Effect.scoped(
+      Effect.andThen(
+        inFlight
+          .takeScoped(permits)
+          .pipe(Effect.timeoutOrElse({ duration: budgetWait, orElse: () => Effect.fail(overBudget) })),
+        effect
+      )
+    )
+  }
 
   /** Every problem with the request that needs no provider: one message each. */
   const check = (principal: Principal, request: Wire.SendEmailRequest) =>
@@ -88,11 +120,10 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
           `to: the message has ${recipients} recipients across to, cc and bcc; the provider accepts at most ${limits.maxRecipients}`
         )
       }
-      const forbidden = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
       const owned = attachments.map((a) => isOwnKey(principal, a.key))
       attachments.forEach((a, i) => {
         const extension = attachmentExtension(a.filename)
-        if (forbidden.has(extension)) {
+        if (forbiddenExtensions.has(extension)) {
           errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
         }
         if (!owned[i]) errors.push(`attachments[${i}].key: is not an attachment of this organization`)
@@ -180,23 +211,28 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     Effect.gen(function* () {
       const infos = yield* check(principal, request)
       yield* checkSender(principal, request.from)
-      const attachments = yield* load(request, infos)
-      const { messageId } = yield* sendWithRetries({
-        from:
-          request.from_name === undefined
-            ? { address: request.from }
-            : { address: request.from, name: request.from_name },
-        to: request.to,
-        cc: request.cc ?? [],
-        bcc: request.bcc ?? [],
-        replyTo: request.reply_to ?? [],
-        subject: request.subject,
-        ...(request.body.html ? { html: request.body.html } : {}),
-        ...(request.body.text ? { text: request.body.text } : {}),
-        attachments,
-        // The provider hands it back with each delivery event, which finds its organisation by it.
-        metadata: { [organizationKey]: principal.orgId }
-      })
+      const bytes = infos.reduce((sum, info) => sum + info.size, 0)
+      const { messageId } = yield* withinBudget(
+        bytes,
+        Effect.flatMap(load(request, infos), (attachments) =>
+          sendWithRetries({
+            from:
+              request.from_name === undefined
+                ? { address: request.from }
+                : { address: request.from, name: request.from_name },
+            to: request.to,
+            cc: request.cc ?? [],
+            bcc: request.bcc ?? [],
+            replyTo: request.reply_to ?? [],
+            subject: request.subject,
+            ...(request.body.html ? { html: request.body.html } : {}),
+            ...(request.body.text ? { text: request.body.text } : {}),
+            attachments,
+            // The provider hands it back with each delivery event, which finds its organisation by it.
+            metadata: { [organizationKey]: principal.orgId }
+          })
+        )
+      )
       const response: Wire.SendEmailResponse = {
         message_id: messageId,
         from: request.from,

@@ -1,6 +1,6 @@
 // The errors of mailroom's operations. Core knows nothing of HTTP: @mailroom/http maps each of these
 // (and ProviderError's reasons) to a status and the body shape the spec names.
-import { Data } from "effect"
+import { Data, type Duration } from "effect"
 
 const TypeId = Symbol.for("@mailroom/core/MailroomError")
 
@@ -51,6 +51,8 @@ export class Conflict extends Data.TaggedError("Conflict")<{
 export class Unavailable extends Data.TaggedError("Unavailable")<{
   readonly message: string
   readonly cause?: unknown
+  /** When trying again is worth it, if known (HTTP: `Retry-After`). */
+  readonly retryAfter?: Duration.Duration
 }> {
   readonly [TypeId] = TypeId
 }

@@ -433,4 +433,92 @@ describe("Mailer.send", () => {
       }).pipe(Effect.provide(makeWorld().layer))
     )
   })
+
+  describe("memory budget", () => {
+    /** A provider that holds every send until `gate` opens, recording the attachment bytes it was given. */
+    const gated = (gate: Deferred.Deferred<void>) => {
+      const sent: Array<number> = []
+      let started = 0
+      const provider: EmailProvider.EmailProvider = {
+        name: "gated",
+        limits: EmailProvider.defaultMemoryLimits,
+        send: (email) =>
+          Effect.map(Effect.andThen(Effect.sync(() => started++), Deferred.await(gate)), () => {
+            sent.push(email.attachments.reduce((n, a) => n + a.content.byteLength, 0))
+            return { messageId: `gated-${sent.length}` }
+          })
+      }
+      return { provider, sent, started: () => started }
+    }
+    const withAttachment = (key: string) => request({ attachments: [{ filename: "a.pdf", key }] })
+
+    it.effect("a send that would go over waits, then is Unavailable with a Retry-After, sending nothing", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const { provider, sent } = gated(gate)
+        const world = makeWorld({
+          provider,
+          mailer: { attachmentBytesInFlight: 100, attachmentBudgetWait: "2 seconds" }
+        })
+        yield* Effect.gen(function* () {
+          const big = yield* upload(world, acme, "big.pdf", "x".repeat(80))
+          const first = yield* Effect.forkChild(send(acme, withAttachment(big)))
+          const second = yield* Effect.forkChild(send(acme, withAttachment(big)))
+          yield* TestClock.adjust("1 second")
+          assert.isUndefined(second.pollUnsafe(), "the second send gave up before its wait was over")
+          yield* TestClock.adjust("1 second")
+          const error = yield* Effect.flip(Fiber.join(second))
+          assert.strictEqual(error._tag, "Unavailable")
+          assert.strictEqual(
+            error._tag === "Unavailable" && error.retryAfter !== undefined && Duration.toSeconds(error.retryAfter),
+            5
+          )
+          // Small sends still fit beside the one in flight.
+          const small = yield* upload(world, acme, "small.pdf", "y".repeat(20))
+          const third = yield* Effect.forkChild(send(acme, withAttachment(small)))
+          yield* Deferred.succeed(gate, undefined)
+          yield* Fiber.join(first)
+          yield* Fiber.join(third)
+          assert.deepStrictEqual(sent.sort(), [20, 80])
+        }).pipe(Effect.provide(world.layer))
+      })
+    )
+
+    it.effect("room freed by a finished send lets a waiting one through; one over the whole budget still goes", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const { provider, sent, started } = gated(gate)
+        const world = makeWorld({ provider, mailer: { attachmentBytesInFlight: 100 } })
+        yield* Effect.gen(function* () {
+          const huge = yield* upload(world, acme, "huge.pdf", "x".repeat(150))
+          const first = yield* Effect.forkChild(send(acme, withAttachment(huge)))
+          const second = yield* Effect.forkChild(send(acme, withAttachment(huge)))
+          yield* TestClock.adjust("1 second")
+          assert.strictEqual(started(), 1, "both sends held their attachments at once")
+          yield* Deferred.succeed(gate, undefined)
+          yield* Fiber.join(first)
+          yield* Fiber.join(second)
+          assert.deepStrictEqual(sent, [150, 150])
+        }).pipe(Effect.provide(world.layer))
+      })
+    )
+
+    it.effect("a send that fails gives its room back", () =>
+      Effect.gen(function* () {
+        const provider = scripted([
+          new ProviderError.RecipientNotVerified({ message: "sandbox", recipients: [] }),
+          "ok"
+        ])
+        const world = makeWorld({
+          provider,
+          mailer: { attachmentBytesInFlight: 100, attachmentBudgetWait: "0 millis" }
+        })
+        yield* Effect.gen(function* () {
+          const key = yield* upload(world, acme, "a.pdf", "x".repeat(100))
+          assert.strictEqual((yield* Effect.flip(send(acme, withAttachment(key))))._tag, "ProviderError")
+          assert.isFalse((yield* send(acme, withAttachment(key))).replayed)
+        }).pipe(Effect.provide(world.layer))
+      })
+    )
+  })
 })

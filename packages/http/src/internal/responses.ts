@@ -59,8 +59,12 @@ export const describe = (
       return { status: 404, messages: [String(e.message)] }
     case "Conflict":
       return { status: 409, messages: [String(e.message)] }
-    case "Unavailable":
-      return { status: 503, messages: [String(e.message)] }
+    case "Unavailable": {
+      const retryAfter = e.retryAfter as Duration.Duration | undefined
+      return retryAfter === undefined
+        ? { status: 503, messages: [String(e.message)] }
+        : { status: 503, messages: [String(e.message)], headers: { "retry-after": retryAfterSeconds(retryAfter) } }
+    }
     case "ProviderError":
       return provider(e.reason as Tagged & Record<string, unknown>)
     // A provider's webhook: refused (bad signature or credential, a body it never sends) or not
@@ -78,6 +82,10 @@ export const describe = (
   }
 }
 
+/** Whole seconds, at least 1, as `Retry-After` takes them. */
+const retryAfterSeconds = (retryAfter: Duration.Duration) =>
+  String(Math.max(1, Math.ceil(Duration.toMillis(retryAfter) / 1000)))
+
 const provider = (reason: Tagged & Record<string, unknown>) => {
   const message = String(reason.message)
   switch (reason._tag) {
@@ -91,8 +99,11 @@ const provider = (reason: Tagged & Record<string, unknown>) => {
       return { status: 503, messages: [message] }
     case "RateLimited": {
       const retryAfter = reason.retryAfter as Duration.Duration | undefined
-      const seconds = retryAfter === undefined ? 1 : Math.max(1, Math.ceil(Duration.toMillis(retryAfter) / 1000))
-      return { status: 429, messages: [message], headers: { "retry-after": String(seconds) } }
+      return {
+        status: 429,
+        messages: [message],
+        headers: { "retry-after": retryAfter === undefined ? "1" : retryAfterSeconds(retryAfter) }
+      }
     }
     case "Unavailable":
       return {
