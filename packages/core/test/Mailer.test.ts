@@ -443,10 +443,16 @@ describe("Mailer.send", () => {
         name: "gated",
         limits: EmailProvider.defaultMemoryLimits,
         send: (email) =>
-          Effect.map(Effect.andThen(Effect.sync(() => started++), Deferred.await(gate)), () => {
-            sent.push(email.attachments.reduce((n, a) => n + a.content.byteLength, 0))
-            return { messageId: `gated-${sent.length}` }
-          })
+          Effect.map(
+            Effect.andThen(
+              Effect.sync(() => started++),
+              Deferred.await(gate)
+            ),
+            () => {
+              sent.push(email.attachments.reduce((n, a) => n + a.content.byteLength, 0))
+              return { messageId: `gated-${sent.length}` }
+            }
+          )
       }
       return { provider, sent, started: () => started }
     }
