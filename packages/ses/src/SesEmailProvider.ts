@@ -1,8 +1,8 @@
 // mailroom's EmailProvider on Amazon SES v2: one SendEmail call with Simple content (attachments
 // included) per message, and every SES failure translated into core's ProviderError.
 import { SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
-import { EmailProvider } from "@mailroom/core"
-import { Config, Effect, Layer, Redacted, type Scope } from "effect"
+import { EmailProvider, ProviderError } from "@mailroom/core"
+import { Config, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import { fromSesError, missingMessageId } from "./internal/errors.js"
 import { sendEmailInput } from "./internal/message.js"
 
@@ -17,6 +17,11 @@ export interface Options {
   readonly secretAccessKey?: Redacted.Redacted<string> | undefined
   /** For temporary credentials only. Default: none. */
   readonly sessionToken?: Redacted.Redacted<string> | undefined
+  /**
+   * How long one send may take, connecting included, before it fails as `Unavailable` "possibly
+   * sent" (SES may have accepted it, so it is not retried). Applies to an injected client too. Default 30 s.
+   */
+  readonly timeout?: Duration.Input | undefined
   /** SES configuration set applied to every message (event publishing, dedicated IPs). Default: none. */
   readonly configurationSetName?: string | undefined
   /**
@@ -169,6 +174,12 @@ export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailPr
         Effect.sync(() => buildClient(options)),
         (built) => Effect.sync(() => built.destroy())
       ))
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? "30 seconds")
+    const timeoutMillis = Duration.toMillis(timeout)
+    const timedOut = new ProviderError.Unavailable({
+      message: `SES did not answer within ${Duration.format(timeout)}; the message may have been sent`,
+      possiblySent: true
+    })
     const secrets = [options.accessKeyId, options.secretAccessKey, options.sessionToken].flatMap((secret) =>
       secret === undefined ? [] : [Redacted.value(secret)]
     )
@@ -176,12 +187,18 @@ export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailPr
       name: "ses",
       limits,
       send: (email) =>
-        Effect.tryPromise({
-          try: (signal) =>
-            client.send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
-              abortSignal: signal
-            }),
-          catch: (error) => fromSesError(error, { email, secrets })
+        Effect.suspend(() => {
+          const deadline = AbortSignal.timeout(timeoutMillis)
+          return Effect.tryPromise({
+            try: (signal) =>
+              client.send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
+                abortSignal: AbortSignal.any([signal, deadline])
+              }),
+            catch: (error) =>
+              deadline.aborted
+                ? new ProviderError.ProviderError({ provider: "ses", reason: timedOut, cause: error })
+                : fromSesError(error, { email, secrets })
+          })
         }).pipe(
           Effect.flatMap((output) =>
             output.MessageId === undefined || output.MessageId === ""

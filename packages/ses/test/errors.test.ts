@@ -331,6 +331,25 @@ describe("SES failures, answered in SES v2's wire format and parsed by the real 
       }).pipe(Effect.scoped)
     )
 
+    it.effect("no answer within the provider's own timeout -> Unavailable, possibly sent, after one request", () =>
+      Effect.gen(function* () {
+        const stub = yield* Stub
+        stub.answer = () => "hang"
+        const before = stub.requests.length
+        const provider = yield* SesEmailProvider.make({ ...options(stub.url), timeout: "300 millis" })
+        const started = Date.now()
+        const error = yield* Effect.flip(provider.send(message()))
+        const waited = Date.now() - started
+        assert.strictEqual(error.reason._tag, "Unavailable")
+        assert.isTrue((error.reason as ProviderError.Unavailable).possiblySent)
+        assert.include(error.message, "did not answer within")
+        assert.isFalse(error.isRetryable)
+        assert.isAtLeast(waited, 250)
+        assert.isBelow(waited, 5000, "the SDK's own timeouts, not ours, ended the request")
+        assert.strictEqual(stub.requests.length - before, 1)
+      }).pipe(Effect.scoped)
+    )
+
     it.effect("credentials refused (even when SES echoes the Authorization header) -> Unknown, without the key", () =>
       Effect.gen(function* () {
         const error = yield* failure((request) =>
