@@ -9,7 +9,7 @@ import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { PostmarkEmailProvider } from "@mailroom/postmark"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
-import { ManagedRuntime, Redacted } from "effect"
+import { type Duration, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { eventSources, eventsLayer } from "./internal/events.js"
@@ -82,6 +82,7 @@ const providerLayer = (provider: Config["provider"]) => {
         region: provider.region,
         ...optional("endpoint", provider.endpoint),
         ...optional("configurationSetName", provider.configurationSetName),
+        ...optional("timeout", provider.timeout as Duration.Input | undefined),
         ...optional(
           "accessKeyId",
           provider.accessKeyId === undefined ? undefined : Redacted.make(provider.accessKeyId)
@@ -95,7 +96,8 @@ const providerLayer = (provider: Config["provider"]) => {
       return PostmarkEmailProvider.layer({
         serverToken: Redacted.make(provider.serverToken),
         ...optional("requestHost", provider.requestHost),
-        ...optional("useHttps", provider.useHttps)
+        ...optional("useHttps", provider.useHttps),
+        ...optional("timeout", provider.timeout as Duration.Input | undefined)
       })
   }
 }
@@ -150,7 +152,13 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     provider: providerLayer(config.provider),
     store: storageLayer(config.storage, publicUrl),
     organizations: organizations.layer,
-    ...optional("events", events)
+    ...optional("events", events),
+    attachments: optional("idSecret", config.attachmentIdSecret),
+    mailer: {
+      ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
+      // The config checked it is a duration Effect reads.
+      ...optional("attachmentBudgetWait", config.sending.attachmentBudgetWait as Duration.Input | undefined)
+    }
   })
   const runtime = ManagedRuntime.make(layer)
   try {

@@ -181,13 +181,15 @@ export const SesProvider = Schema.Struct({
   endpoint: Schema.optionalKey(Url),
   configurationSetName: Schema.optionalKey(nonEmpty("a configuration set name")),
   accessKeyId: Schema.optionalKey(Secret),
-  secretAccessKey: Schema.optionalKey(Secret)
+  secretAccessKey: Schema.optionalKey(Secret),
+  timeout: Schema.optionalKey(Time)
 })
 export const PostmarkProvider = Schema.Struct({
   kind: Schema.Literal("postmark"),
   serverToken: Secret,
   requestHost: Schema.optionalKey(Schema.String),
-  useHttps: Schema.optionalKey(Schema.Boolean)
+  useHttps: Schema.optionalKey(Schema.Boolean),
+  timeout: Schema.optionalKey(Time)
 })
 
 const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
@@ -202,7 +204,14 @@ export const ServerConfig = Schema.Struct({
   // Decoded by kind below, so a mistake is reported against the kind's own fields.
   storage: Schema.Unknown,
   provider: Schema.Unknown,
-  events: Schema.optionalKey(Events)
+  events: Schema.optionalKey(Events),
+  attachments: Schema.optionalKey(Schema.Struct({ idSecret: Schema.optionalKey(SecretOrEnv) })),
+  sending: Schema.optionalKey(
+    Schema.Struct({
+      attachmentBytesInFlight: Schema.optionalKey(positive("a whole number of bytes above 0", true)),
+      attachmentBudgetWait: Schema.optionalKey(Time)
+    })
+  )
 })
 
 export interface Config {
@@ -216,6 +225,9 @@ export interface Config {
   readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type
   /** Absent when the file has no `events` section: in-process subscribers only, no webhook endpoint. */
   readonly events: EventsConfig | undefined
+  /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
+  readonly attachmentIdSecret: string | undefined
+  readonly sending: { readonly attachmentBytesInFlight?: number; readonly attachmentBudgetWait?: string }
 }
 
 /** A config file that cannot be used; `problems` name each field. */
@@ -275,6 +287,15 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
       ? undefined
       : eventsSection(decoded.events, organizations, organizationsSource, at, env)
   if (events !== undefined && "problems" in events) throw new ConfigError(source, events.problems)
+  const idSecret = decoded.attachments?.idSecret
+  let attachmentIdSecret = storage.kind === "local" ? storage.signingSecret : undefined
+  if (typeof idSecret === "string") attachmentIdSecret = idSecret
+  else if (idSecret !== undefined) {
+    attachmentIdSecret = env[idSecret.env]
+    if (attachmentIdSecret === undefined || attachmentIdSecret.trim() === "") {
+      throw new ConfigError(source, [`attachments.idSecret: the environment variable ${idSecret.env} is not set`])
+    }
+  }
   return {
     port: options.port ?? decoded.port ?? 3000,
     publicUrl: decoded.publicUrl,
@@ -283,7 +304,9 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     organizationsSource,
     storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
     provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider,
-    events
+    events,
+    attachmentIdSecret,
+    sending: decoded.sending ?? {}
   }
 }
 
