@@ -202,7 +202,9 @@ export const ServerConfig = Schema.Struct({
   // Decoded by kind below, so a mistake is reported against the kind's own fields.
   storage: Schema.Unknown,
   provider: Schema.Unknown,
-  events: Schema.optionalKey(Events)
+  events: Schema.optionalKey(Events),
+  shutdownGracePeriod: Schema.optionalKey(Time),
+  requestTimeout: Schema.optionalKey(Time)
 })
 
 export interface Config {
@@ -216,6 +218,10 @@ export interface Config {
   readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type
   /** Absent when the file has no `events` section: in-process subscribers only, no webhook endpoint. */
   readonly events: EventsConfig | undefined
+  /** How long SIGTERM (or `close()`) waits for requests in flight before closing their connections. Default 10 s. */
+  readonly shutdownGracePeriod: Duration.Duration
+  /** How long a client may take to send a whole request (headers and body). Default 5 minutes. */
+  readonly requestTimeout: Duration.Duration
 }
 
 /** A config file that cannot be used; `problems` name each field. */
@@ -283,7 +289,9 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     organizationsSource,
     storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
     provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider,
-    events
+    events,
+    shutdownGracePeriod: Duration.fromInputUnsafe((decoded.shutdownGracePeriod ?? "10 seconds") as Duration.Input),
+    requestTimeout: Duration.fromInputUnsafe((decoded.requestTimeout ?? "5 minutes") as Duration.Input)
   }
 }
 
