@@ -10,7 +10,11 @@ export type Options = Router.Options
 /** What the handlers need: core's Mailer, Attachments, Organizations and the ObjectStore (`Mailroom.layer` provides all four). */
 export type Services = Router.Services
 
-export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void
+/**
+ * Node's `(req, res)`. The promise settles (never rejects) once the answer is written, or abandoned
+ * because the client went away; callers that only need a listener can ignore it.
+ */
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: unknown) => Promise<void>
 export type WebHandler = (request: Request) => Promise<Response>
 
 export interface Handlers {
@@ -20,6 +24,51 @@ export interface Handlers {
 
 const headerOf = (value: string | ReadonlyArray<string> | undefined) =>
   value === undefined ? undefined : typeof value === "string" ? value : value.join(", ")
+
+const gone = () => new Error("the client went away before the body ended")
+
+/**
+ * The request body as a Web stream that errors when the client goes away before the end: a body cut
+ * short must never read as a complete (chunked) upload.
+ */
+const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> =>
+  new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      // The client may have gone before a store route asked for the body.
+      if (req.destroyed && !req.readableEnded) return controller.error(gone())
+      const onData = (chunk: Buffer) => {
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+        if ((controller.desiredSize ?? 0) <= 0) req.pause()
+      }
+      const settle = (error?: unknown) => {
+        req.off("data", onData)
+        req.off("end", onEnd)
+        req.off("error", onError)
+        req.off("close", onClose)
+        if (error === undefined) controller.close()
+        else controller.error(error)
+      }
+      const onEnd = () => settle()
+      const onError = (error: unknown) => settle(error)
+      const onClose = () => settle(gone())
+      req.on("data", onData)
+      req.once("end", onEnd)
+      req.once("error", onError)
+      req.once("close", onClose)
+    },
+    pull: () => {
+      req.resume()
+    },
+    // A reader that stops early: the rest is not read, and the connection closes after the answer.
+    cancel: () => {
+      req.pause()
+    }
+  })
+
+/** Releases a body nobody will read: the store's file handle closes with it. */
+const discard = (body: ReadableStream | null) => {
+  if (body !== null && !body.locked) body.cancel().catch(() => undefined)
+}
 
 const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
   return (req, res) => {
@@ -33,6 +82,7 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
       header: (name) => headerOf(req.headers[name]),
       body: (limit) =>
         new Promise((resolve, reject) => {
+          if (req.destroyed && !req.readableEnded) return reject(gone())
           const chunks: Array<Buffer> = []
           let size = 0
           const onData = (chunk: Buffer) => {
@@ -47,6 +97,8 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
           req.on("data", onData)
           req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)))
           req.once("error", reject)
+          // Without this a body cut short would leave the request waiting for an end that never comes.
+          req.once("close", () => reject(gone()))
         }),
       toWeb: () =>
         // The store routes read only the path and query; the Host header is the client's to choose.
@@ -55,14 +107,21 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
           headers: Object.entries(req.headers).flatMap(([name, value]) =>
             value === undefined ? [] : [[name, headerOf(value) ?? ""] as [string, string]]
           ),
-          ...(req.method === "GET" || req.method === "HEAD"
-            ? {}
-            : { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" as const })
+          ...(req.method === "GET" || req.method === "HEAD" ? {} : { body: bodyOf(req), duplex: "half" as const })
         })
     }
-    handle(incoming).then(
-      (answer) => {
+    // Settles once the answer is written or abandoned, never with an error: a client that went
+    // away is the normal end of some requests, not a failure of the process.
+    return new Promise<void>((settled) => {
+      const write = (answer: Router.Answer) => {
         if ("web" in answer) {
+          const body = answer.web.body
+          if (res.destroyed) {
+            // The status is still the request's outcome, for whoever logs it.
+            res.statusCode = answer.web.status
+            discard(body)
+            return settled()
+          }
           const headers: Record<string, string> = {}
           answer.web.headers.forEach((value, name) => {
             headers[name] = value
@@ -70,23 +129,40 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
           // A store that refused an upload part-way has not read it all: close rather than drain.
           if (!req.complete) headers.connection = "close"
           res.writeHead(answer.web.status, headers)
-          if (answer.web.body === null) res.end()
-          else {
-            // pipeline, not pipe: a client that goes away mid-download releases the store's stream.
-            pipeline(Readable.fromWeb(answer.web.body as import("node:stream/web").ReadableStream), res, () => {})
+          if (body === null) {
+            res.end()
+            return settled()
           }
+          // pipeline, not pipe: a client that goes away mid-download releases the store's stream.
+          pipeline(Readable.fromWeb(body as import("node:stream/web").ReadableStream), res, () => settled())
           return
+        }
+        if (res.destroyed) {
+          res.statusCode = answer.status
+          return settled()
         }
         // A body we stopped reading is not drained: the connection closes instead.
         const headers = oversized ? { ...answer.headers, connection: "close" } : answer.headers
         res.writeHead(answer.status, { ...headers, "content-length": Buffer.byteLength(answer.body) })
         res.end(answer.body)
-      },
-      () => {
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json; charset=utf-8" })
-        res.end(JSON.stringify({ message: "internal error" }))
+        settled()
       }
-    )
+      const fail = () => {
+        if (!res.destroyed) {
+          if (!res.headersSent) res.writeHead(500, { "content-type": "application/json; charset=utf-8" })
+          res.end(JSON.stringify({ message: "internal error" }))
+        } else if (!res.headersSent) res.statusCode = 500
+        settled()
+      }
+      handle(incoming).then((answer) => {
+        try {
+          write(answer)
+        } catch {
+          if ("web" in answer) discard(answer.web.body)
+          fail()
+        }
+      }, fail)
+    })
   }
 }
 
@@ -117,7 +193,15 @@ const webHandler = (handle: ReturnType<typeof Router.make>): WebHandler => {
       },
       toWeb: () => request
     })
-    return "web" in answer ? answer.web : new Response(answer.body, { status: answer.status, headers: answer.headers })
+    if (!("web" in answer)) return new Response(answer.body, { status: answer.status, headers: answer.headers })
+    // A caller that went away never reads the body: release it (and the store's file) here, since
+    // not every runtime cancels the body of a response it can no longer send.
+    const body = answer.web.body
+    if (body !== null) {
+      if (request.signal.aborted) discard(body)
+      else request.signal.addEventListener("abort", () => discard(body), { once: true })
+    }
+    return answer.web
   }
 }
 

@@ -2,6 +2,7 @@ import { connect } from "node:net"
 import { ProviderError } from "@mailroom/core"
 import { Duration } from "effect"
 import { afterAll, assert, beforeAll, beforeEach, describe, it } from "vitest"
+import { MailroomHandler } from "../src/index.js"
 import { keys, makeWorld, type Running, transports, type World } from "./world.js"
 
 interface Answer {
@@ -603,3 +604,28 @@ for (const [transport, start] of Object.entries(transports)) {
     })
   })
 }
+
+describe("Web handler, whose caller went away", () => {
+  // Not every runtime cancels the body of a response it can no longer send: the handler must.
+  const endless = async (abort: "before" | "after") => {
+    const world = makeWorld()
+    const handler = MailroomHandler.fromLayer(world.layer)
+    try {
+      const controller = new AbortController()
+      if (abort === "before") controller.abort()
+      const response = await handler.web(new Request("http://127.0.0.1/_store/endless", { signal: controller.signal }))
+      assert.strictEqual(response.status, 200)
+      if (abort === "after") controller.abort()
+      for (let i = 0; i < 50 && !world.control.endlessCancelled; i++) await new Promise((r) => setTimeout(r, 10))
+      return world.control.endlessCancelled
+    } finally {
+      await handler.dispose()
+    }
+  }
+  it("a download whose request was aborted before the answer releases the store's stream", async () => {
+    assert.isTrue(await endless("before"))
+  })
+  it("a download whose request is aborted before anyone reads the body releases the store's stream", async () => {
+    assert.isTrue(await endless("after"))
+  })
+})

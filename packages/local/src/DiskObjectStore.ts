@@ -88,11 +88,13 @@ const validOptions = (options: Options) => {
 }
 
 /**
- * Builds the store. Throws when an option is unusable (empty secret, a `publicUrl` that is not an
+ * Builds the store, removing the unfinished uploads (`{dir}/.tmp/*.part`) a killed process left
+ * behind: the directory belongs to one store at a time. Throws when an option is unusable (empty secret, a `publicUrl` that is not an
  * http(s) URL, a malformed `pathPrefix`).
  */
 export const make = (options: Options): DiskObjectStore => {
   const { secret, origin, pathPrefix, maxUploadBytes, objectsRoot, tmpDir } = validOptions(options)
+  Storage.removeOrphans(tmpDir)
 
   const fileOf = (key: string) => Keys.pathOf(objectsRoot, key)
 
@@ -315,7 +317,10 @@ export const make = (options: Options): DiskObjectStore => {
           if (chunk.done) break
           size += chunk.value.byteLength
           // Counted as the bytes arrive: the rest of an oversized body is never read.
-          if (size > limit) return tooLarge()
+          if (size > limit) {
+            reader.cancel().catch(() => undefined)
+            return tooLarge()
+          }
           await pending.write(chunk.value)
         }
       }

@@ -9,7 +9,7 @@ import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { PostmarkEmailProvider } from "@mailroom/postmark"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
-import { type Duration, ManagedRuntime, Redacted } from "effect"
+import { Duration, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { eventSources, eventsLayer } from "./internal/events.js"
@@ -29,7 +29,10 @@ export interface RunningServer {
   /** The base URL both API variants are served on. */
   readonly url: string
   readonly config: Config
-  /** Stops accepting connections, lets requests in flight finish, then releases the layers. */
+  /**
+   * Stops accepting connections, lets requests in flight finish for up to the config's
+   * `shutdownGracePeriod`, then closes every connection left and releases the layers.
+   */
   readonly close: () => Promise<void>
   /**
    * Serves the organisations (keys, domains) listed in `config` from now on, without a restart.
@@ -105,6 +108,27 @@ const providerLayer = (provider: Config["provider"]) => {
 /** What building the layers can fail with: a database or an event queue that cannot be opened. */
 type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError
 
+/** Resolves once every promise of `pending` has settled, including those added meanwhile. */
+const settledAll = async (pending: ReadonlySet<Promise<void>>) => {
+  while (pending.size > 0) await Promise.allSettled([...pending])
+}
+
+/** Whether `promise` settled within `ms`. */
+const within = (promise: Promise<unknown>, ms: number) =>
+  new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms)
+    void promise.then(
+      () => {
+        clearTimeout(timer)
+        resolve(true)
+      },
+      () => {
+        clearTimeout(timer)
+        resolve(true)
+      }
+    )
+  })
+
 /** Starts the service for a checked config. Rejects with a ConfigError when the layers cannot be built from it. */
 export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
   const log = options.log ?? ((line: string) => console.log(line))
@@ -119,23 +143,48 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
 
   let closing: Promise<void> | undefined
   // Requests that arrive before the layers are built are answered 503.
-  let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined
-  const server = createServer((req, res) => {
-    const started = performance.now()
-    res.once("finish", () => {
-      // The path only: query strings carry storage keys, and no header is ever logged.
-      const path = (req.url ?? "/").split("?")[0]
-      log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`)
-      // While shutting down, a connection whose last request just finished is not kept alive.
-      if (closing !== undefined) setImmediate(() => server.closeIdleConnections())
-    })
-    if (handle === undefined) {
-      res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-      res.end(JSON.stringify({ message: "starting" }))
-      return
+  let handle: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined
+  // Answers still being worked on, also those whose client went away: a send must not be cut short.
+  const inFlight = new Set<Promise<void>>()
+  const requestTimeout = Duration.toMillis(config.requestTimeout)
+  const server = createServer(
+    {
+      requestTimeout,
+      headersTimeout: Math.min(60_000, requestTimeout),
+      // Node enforces both timeouts only when it checks its connections (every 30 s by default).
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, requestTimeout / 4))
+    },
+    (req, res) => {
+      const started = performance.now()
+      let logged = false
+      // Exactly one line per request: when the answer is sent, or once it is done with if the client left first.
+      const logOnce = (note: string) => {
+        if (logged) return
+        logged = true
+        // The path only: query strings carry storage keys, and no header is ever logged.
+        const path = (req.url ?? "/").split("?")[0]
+        log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms${note}`)
+      }
+      res.once("finish", () => {
+        logOnce("")
+        // While shutting down, a connection whose last request just finished is not kept alive.
+        if (closing !== undefined) setImmediate(() => server.closeIdleConnections())
+      })
+      let done: Promise<void>
+      if (handle === undefined) {
+        res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+        res.end(JSON.stringify({ message: "starting" }))
+        done = Promise.resolve()
+      } else {
+        done = handle(req, res)
+        inFlight.add(done)
+        void done.finally(() => inFlight.delete(done))
+      }
+      res.once("close", () => {
+        if (!res.writableFinished) void done.then(() => logOnce(" (client gone)"))
+      })
     }
-    handle(req, res)
-  })
+  )
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(config.port, host, () => {
@@ -172,12 +221,21 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     throw cause
   }
 
+  const grace = Duration.toMillis(config.shutdownGracePeriod)
   const close = () => {
-    closing ??= new Promise<void>((resolve) => {
-      server.close(() => resolve())
-      // Idle keep-alive connections would hold close() open; busy ones finish their request first.
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      // Idle keep-alive connections would hold close() open; busy ones get the grace period to finish.
       server.closeIdleConnections()
-    }).then(() => runtime.dispose())
+      const drained = Promise.all([closed, settledAll(inFlight)])
+      if (!(await within(drained, grace))) {
+        // Stalled clients and slow transfers: their requests end with an error, their uploads are discarded.
+        server.closeAllConnections()
+        // What is left is work whose client is gone (an interrupted upload's cleanup); it ends quickly.
+        await within(drained, 2000)
+      }
+      await runtime.dispose()
+    })()
     return closing
   }
   return { url, config, close, reload: organizations.reload }

@@ -211,7 +211,9 @@ export const ServerConfig = Schema.Struct({
       attachmentBytesInFlight: Schema.optionalKey(positive("a whole number of bytes above 0", true)),
       attachmentBudgetWait: Schema.optionalKey(Time)
     })
-  )
+  ),
+  shutdownGracePeriod: Schema.optionalKey(Time),
+  requestTimeout: Schema.optionalKey(Time)
 })
 
 export interface Config {
@@ -228,6 +230,10 @@ export interface Config {
   /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
   readonly attachmentIdSecret: string | undefined
   readonly sending: { readonly attachmentBytesInFlight?: number; readonly attachmentBudgetWait?: string }
+  /** How long SIGTERM (or `close()`) waits for requests in flight before closing their connections. Default 10 s. */
+  readonly shutdownGracePeriod: Duration.Duration
+  /** How long a client may take to send a whole request (headers and body). Default 5 minutes. */
+  readonly requestTimeout: Duration.Duration
 }
 
 /** A config file that cannot be used; `problems` name each field. */
@@ -306,7 +312,9 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider,
     events,
     attachmentIdSecret,
-    sending: decoded.sending ?? {}
+    sending: decoded.sending ?? {},
+    shutdownGracePeriod: Duration.fromInputUnsafe((decoded.shutdownGracePeriod ?? "10 seconds") as Duration.Input),
+    requestTimeout: Duration.fromInputUnsafe((decoded.requestTimeout ?? "5 minutes") as Duration.Input)
   }
 }
 

@@ -1,6 +1,7 @@
 // The disk format of the local store: one file per object, a one-line JSON header then the raw
 // bytes, written to a temporary file and renamed into place so a replacement is atomic.
 import { randomUUID } from "node:crypto"
+import { readdirSync, rmSync } from "node:fs"
 import { type FileHandle, mkdir, open, rename, rm, rmdir } from "node:fs/promises"
 import * as path from "node:path"
 
@@ -130,6 +131,27 @@ export const beginObject = async (tmpDir: string, contentType: string): Promise<
       if (committed) return
       await close().catch(() => undefined)
       await rm(file, { force: true })
+    }
+  }
+}
+
+/**
+ * Removes the unfinished uploads a killed process left in `tmpDir`. Only called as a store starts,
+ * so every `.part` there belongs to a process that is gone (one server per directory). Synchronous:
+ * it runs once, before the store serves anything.
+ */
+export const removeOrphans = (tmpDir: string): void => {
+  let names: ReadonlyArray<string>
+  try {
+    names = readdirSync(tmpDir)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    try {
+      if (name.endsWith(".part")) rmSync(path.join(tmpDir, name), { force: true })
+    } catch {
+      // A leftover that cannot be removed now costs disk space, not correctness: the next start retries.
     }
   }
 }
