@@ -88,8 +88,8 @@ const validOptions = (options: Options) => {
 }
 
 /**
- * Builds the store, removing the unfinished uploads (`{dir}/.tmp/*.part`) a killed process left
- * behind: the directory belongs to one store at a time. Throws when an option is unusable (empty secret, a `publicUrl` that is not an
+ * Builds the store, removing the unfinished uploads (`{dir}/.tmp/*.part`) that killed processes left
+ * behind (another live process's uploads in progress are kept). Throws when an option is unusable (empty secret, a `publicUrl` that is not an
  * http(s) URL, a malformed `pathPrefix`).
  */
 export const make = (options: Options): DiskObjectStore => {

@@ -1,7 +1,7 @@
 // The disk format of the local store: one file per object, a one-line JSON header then the raw
 // bytes, written to a temporary file and renamed into place so a replacement is atomic.
 import { randomUUID } from "node:crypto"
-import { readdirSync, rmSync } from "node:fs"
+import { readdirSync, rmSync, statSync } from "node:fs"
 import { type FileHandle, mkdir, open, rename, rm, rmdir } from "node:fs/promises"
 import * as path from "node:path"
 
@@ -85,7 +85,8 @@ export interface PendingObject {
 
 export const beginObject = async (tmpDir: string, contentType: string): Promise<PendingObject> => {
   await mkdir(tmpDir, { recursive: true })
-  const file = path.join(tmpDir, `${randomUUID()}.part`)
+  // The writer's pid in the name tells a later start whether its writer is gone (see removeOrphans).
+  const file = path.join(tmpDir, `${process.pid}.${randomUUID()}.part`)
   const handle = await open(file, "wx")
   let isOpen = true
   let committed = false
@@ -135,12 +136,26 @@ export const beginObject = async (tmpDir: string, contentType: string): Promise<
   }
 }
 
+/** Older than this, an unfinished upload is abandoned whoever wrote it: no request lives that long. */
+const abandonedAfterMs = 24 * 60 * 60 * 1000
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
 /**
- * Removes the unfinished uploads a killed process left in `tmpDir`. Only called as a store starts,
- * so every `.part` there belongs to a process that is gone (one server per directory). Synchronous:
- * it runs once, before the store serves anything.
+ * Removes the unfinished uploads that processes killed mid-upload left in `tmpDir`: those whose
+ * writer (the pid in the name) is no longer running, those named before names carried it, and any
+ * older than a day. Another live server on the same directory keeps its uploads in progress.
+ * Synchronous: it runs once, as a store is built, before it serves anything.
  */
-export const removeOrphans = (tmpDir: string): void => {
+export const removeOrphans = (tmpDir: string, now = Date.now()): void => {
   let names: ReadonlyArray<string>
   try {
     names = readdirSync(tmpDir)
@@ -148,8 +163,12 @@ export const removeOrphans = (tmpDir: string): void => {
     return
   }
   for (const name of names) {
+    if (!name.endsWith(".part")) continue
+    const file = path.join(tmpDir, name)
     try {
-      if (name.endsWith(".part")) rmSync(path.join(tmpDir, name), { force: true })
+      const pid = /^([0-9]+)\./.exec(name)?.[1]
+      const orphan = pid === undefined || !isRunning(Number(pid)) || now - statSync(file).mtimeMs > abandonedAfterMs
+      if (orphan) rmSync(file, { force: true })
     } catch {
       // A leftover that cannot be removed now costs disk space, not correctness: the next start retries.
     }
