@@ -1,6 +1,7 @@
 // Remembers, per (organisation, Idempotency-Key), the request it was first used with and what came
 // of it, for 24 hours, so a retried send replays its first answer instead of sending twice.
 import { Clock, Context, Duration, Effect, Layer } from "effect"
+import type { Unavailable } from "./MailroomError.js"
 import type { SendEmailResponse } from "./Wire.js"
 
 export interface Scope {
@@ -17,16 +18,21 @@ export type Entry =
   /** The first request failed after the provider may have accepted it: whether it was sent is unknown. */
   | { readonly _tag: "Uncertain"; readonly fingerprint: string }
 
+/**
+ * A store that cannot be reached fails with `Unavailable`: the send is then refused (503) rather than
+ * made without the check, since sending without it is how a message goes out twice.
+ */
 export interface IdempotencyStore {
   /**
    * Records `InFlight` under the key if nothing live is recorded there, and answers `undefined`;
-   * otherwise answers what is recorded, and changes nothing.
+   * otherwise answers what is recorded, and changes nothing. Atomic: of concurrent reserves of one
+   * key, from any process sharing the store, exactly one answers `undefined`.
    */
-  readonly reserve: (scope: Scope, fingerprint: string) => Effect.Effect<Entry | undefined>
-  /** Replaces the in-flight entry with the outcome, for the rest of the retention period. */
-  readonly complete: (scope: Scope, entry: Entry) => Effect.Effect<void>
+  readonly reserve: (scope: Scope, fingerprint: string) => Effect.Effect<Entry | undefined, Unavailable>
+  /** Replaces the in-flight entry with the outcome, kept for the retention period from now. */
+  readonly complete: (scope: Scope, entry: Entry) => Effect.Effect<void, Unavailable>
   /** Forgets the key: the request failed without sending, so the key may be used again. */
-  readonly release: (scope: Scope) => Effect.Effect<void>
+  readonly release: (scope: Scope) => Effect.Effect<void, Unavailable>
 }
 
 export const IdempotencyStore: Context.Service<IdempotencyStore, IdempotencyStore> = Context.Service(

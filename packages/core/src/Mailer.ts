@@ -47,7 +47,7 @@ export interface SendOutcome {
   readonly replayed: boolean
 }
 
-/** `Unavailable` when the organisation's sender domains cannot be looked up (its store is down). */
+/** `Unavailable` when the sender domains or the Idempotency-Key cannot be looked up (their store is down). */
 export type SendError = ValidationError | ProviderError | Conflict | ObjectStoreError | Unavailable
 
 export interface Mailer {
@@ -243,6 +243,13 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       return response
     })
 
+  // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
+  // (a 409 on retries until it expires), which never sends twice, so the failure is only logged.
+  const recorded = (write: Effect.Effect<void, Unavailable>) =>
+    Effect.catch(write, (error) =>
+      Effect.logError(`[mailroom] an Idempotency-Key outcome could not be recorded: ${error.message}`)
+    )
+
   const withIdempotency = (principal: Principal, scope: Scope, request: Wire.SendEmailRequest) =>
     Effect.gen(function* () {
       const fingerprint = fingerprintOf(request)
@@ -266,16 +273,16 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       return yield* deliver(principal, request).pipe(
         Effect.onExit((exit) => {
           if (Exit.isSuccess(exit))
-            return idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value })
+            return recorded(idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }))
           const failure = Exit.findErrorOption(exit)
           const uncertain =
             failure._tag === "Some" &&
             failure.value._tag === "ProviderError" &&
             failure.value.reason._tag === "Unavailable" &&
             failure.value.reason.possiblySent
-          return uncertain
-            ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint })
-            : idempotency.release(scope)
+          return recorded(
+            uncertain ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint }) : idempotency.release(scope)
+          )
         }),
         Effect.map((response) => ({ response, replayed: false }))
       )

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { IdempotencyStore } from "../src/index.js"
+import { IdempotencyStoreSuite } from "../src/testing/index.js"
 
 const scope = (key: string) => ({ orgId: "org_acme", key })
 
@@ -38,4 +39,8 @@ describe("IdempotencyStore.makeMemory", () => {
       assert.isUndefined(yield* store.reserve(scope("k"), "g"))
     })
   )
+})
+
+IdempotencyStoreSuite("memory", {
+  layer: ({ retention }) => IdempotencyStore.layerMemory({ retention })
 })

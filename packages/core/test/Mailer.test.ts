@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { Attachments, EmailProvider, Mailer, ProviderError } from "../src/index.js"
+import { Attachments, EmailProvider, IdempotencyStore, Mailer, MailroomError, ProviderError } from "../src/index.js"
 import { acme, globex, makeWorld } from "./fixtures.js"
 
 const request = (overrides: Record<string, unknown> = {}) => ({
@@ -387,6 +387,39 @@ describe("Mailer.send", () => {
         }).pipe(Effect.provide(makeWorld({ provider }).layer))
       })
     )
+
+    it.effect("a store that cannot be reached refuses the send as Unavailable, and nothing is sent", () => {
+      const provider = scripted(["ok"])
+      const down = new MailroomError.Unavailable({ message: "the idempotency store cannot be reached" })
+      const idempotency: IdempotencyStore.IdempotencyStore = {
+        reserve: () => Effect.fail(down),
+        complete: () => Effect.fail(down),
+        release: () => Effect.fail(down)
+      }
+      return Effect.gen(function* () {
+        const error = yield* Effect.flip(send(acme, request(), { idempotencyKey: "k" }))
+        assert.strictEqual(error, down)
+        assert.strictEqual(provider.calls(), 0)
+        // Without a key the store is not needed.
+        assert.isFalse((yield* send(acme, request())).replayed)
+      }).pipe(Effect.provide(makeWorld({ provider, idempotency }).layer))
+    })
+
+    it.effect("a sent message is answered even when its outcome cannot be recorded; the key stays in flight", () => {
+      const provider = scripted(["ok"])
+      const memory = IdempotencyStore.makeMemory()
+      const idempotency: IdempotencyStore.IdempotencyStore = {
+        ...memory,
+        complete: () => Effect.fail(new MailroomError.Unavailable({ message: "down" }))
+      }
+      return Effect.gen(function* () {
+        const first = yield* send(acme, request(), { idempotencyKey: "k" })
+        assert.strictEqual(first.response.message_id, "msg-1")
+        const retry = yield* Effect.flip(send(acme, request(), { idempotencyKey: "k" }))
+        assert.strictEqual(retry._tag, "Conflict")
+        assert.strictEqual(provider.calls(), 1)
+      }).pipe(Effect.provide(makeWorld({ provider, idempotency }).layer))
+    })
 
     it.effect("a failure that certainly did not send frees the key for a retry", () => {
       const provider = scripted([new ProviderError.RecipientNotVerified({ message: "sandbox", recipients: [] }), "ok"])

@@ -25,6 +25,7 @@ export const makeWorld = (
     readonly provider?: EmailProvider.EmailProvider
     readonly attachments?: Attachments.Config
     readonly mailer?: Mailer.Config
+    readonly idempotency?: IdempotencyStore.IdempotencyStore
   } = {}
 ) => {
   const store = ObjectStore.makeMemory()
@@ -33,7 +34,9 @@ export const makeWorld = (
     Layer.succeed(ObjectStore.ObjectStore, store),
     Layer.succeed(EmailProvider.EmailProvider, provider),
     Layer.succeed(Organizations.Organizations, organizations),
-    IdempotencyStore.layerMemory()
+    options.idempotency === undefined
+      ? IdempotencyStore.layerMemory()
+      : Layer.succeed(IdempotencyStore.IdempotencyStore, options.idempotency)
   )
   const layer = Layer.mergeAll(Mailer.layer(options.mailer), Attachments.layer(options.attachments)).pipe(
     Layer.provideMerge(base)

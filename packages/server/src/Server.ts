@@ -2,11 +2,12 @@
 // node:http server, logs one line per request, and shuts down gracefully.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Mailroom } from "@mailroom/core"
+import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { GcsObjectStore } from "@mailroom/gcs"
 import { MailroomHandler } from "@mailroom/http"
-import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
+import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { PostmarkEmailProvider } from "@mailroom/postmark"
+import { RedisIdempotencyStore } from "@mailroom/redis"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
 import { Duration, ManagedRuntime, Redacted } from "effect"
@@ -105,8 +106,25 @@ const providerLayer = (provider: Config["provider"]) => {
   }
 }
 
-/** What building the layers can fail with: a database or an event queue that cannot be opened. */
-type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError
+const idempotencyLayer = (idempotency: Config["idempotency"]) => {
+  switch (idempotency.kind) {
+    case "memory":
+      return IdempotencyStore.layerMemory()
+    case "local":
+      return DiskIdempotencyStore.layer({ dir: idempotency.dir })
+    case "redis":
+      return RedisIdempotencyStore.layer({
+        url: Redacted.make(idempotency.url),
+        ...optional("prefix", idempotency.prefix)
+      })
+  }
+}
+
+/**
+ * What building the layers can fail with: a database or an event queue that cannot be opened, an
+ * idempotency directory that cannot be created or a Redis that cannot be reached.
+ */
+type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
 
 /** Resolves once every promise of `pending` has settled, including those added meanwhile. */
 const settledAll = async (pending: ReadonlySet<Promise<void>>) => {
@@ -201,6 +219,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     provider: providerLayer(config.provider),
     store: storageLayer(config.storage, publicUrl),
     organizations: organizations.layer,
+    idempotency: idempotencyLayer(config.idempotency),
     ...optional("events", events),
     attachments: optional("idSecret", config.attachmentIdSecret),
     mailer: {

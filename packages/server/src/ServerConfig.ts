@@ -144,6 +144,31 @@ export type OrganizationsSource =
   | { readonly kind: "config" }
   | (Omit<typeof PostgresOrganizations.Type, "url"> & { readonly url: string })
 
+const RedisUrl = Schema.String.pipe(
+  Schema.check(
+    // The URL may hold a password: the message never repeats it.
+    Schema.makeFilter((s: string) =>
+      URL.canParse(s) && /^rediss?:$/.test(new URL(s).protocol) ? undefined : "must be a redis:// or rediss:// URL"
+    )
+  )
+)
+
+/** Where Idempotency-Keys live (DESIGN section 5): decoded by kind, so a mistake names the kind's own fields. */
+export const MemoryIdempotency = Schema.Struct({ kind: Schema.Literal("memory") })
+export const LocalIdempotency = Schema.Struct({ kind: Schema.Literal("local"), dir: Schema.optionalKey(Dir) })
+export const RedisIdempotency = Schema.Struct({
+  kind: Schema.Literal("redis"),
+  /** Default: the REDIS_URL environment variable, so the file need not hold the password. */
+  url: Schema.optionalKey(Schema.Union([RedisUrl, Schema.Struct({ env: nonEmpty("an environment variable name") })])),
+  prefix: Schema.optionalKey(nonEmpty("a key prefix"))
+})
+
+/** The idempotency section with its default filled, its directory resolved and its URL read. */
+export type IdempotencyConfig =
+  | { readonly kind: "memory" }
+  | { readonly kind: "local"; readonly dir: string }
+  | { readonly kind: "redis"; readonly url: string; readonly prefix?: string }
+
 export const LocalStorage = Schema.Struct({
   kind: Schema.Literal("local"),
   dir: Dir,
@@ -193,6 +218,7 @@ export const PostmarkProvider = Schema.Struct({
 })
 
 const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
+const idempotencies = { memory: MemoryIdempotency, local: LocalIdempotency, redis: RedisIdempotency } as const
 const providers = { outbox: OutboxProvider, ses: SesProvider, postmark: PostmarkProvider } as const
 
 export const ServerConfig = Schema.Struct({
@@ -204,6 +230,7 @@ export const ServerConfig = Schema.Struct({
   // Decoded by kind below, so a mistake is reported against the kind's own fields.
   storage: Schema.Unknown,
   provider: Schema.Unknown,
+  idempotency: Schema.optionalKey(Schema.Unknown),
   events: Schema.optionalKey(Events),
   attachments: Schema.optionalKey(Schema.Struct({ idSecret: Schema.optionalKey(SecretOrEnv) })),
   sending: Schema.optionalKey(
@@ -225,6 +252,11 @@ export interface Config {
   readonly organizationsSource: OrganizationsSource
   readonly storage: typeof LocalStorage.Type | typeof S3Storage.Type | typeof GcsStorage.Type
   readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type
+  /**
+   * Absent from the file: `local` beside local storage (`{storage dir}/../idempotency`), so a restart
+   * forgets no key; `memory` when storage is not local.
+   */
+  readonly idempotency: IdempotencyConfig
   /** Absent when the file has no `events` section: in-process subscribers only, no webhook endpoint. */
   readonly events: EventsConfig | undefined
   /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
@@ -283,10 +315,12 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     const more = sections(record, env)
     throw new ConfigError(source, [...top.problems, ...more.problems])
   }
-  const { storage, provider, organizations, organizationsSource, problems } = sections(record, env)
+  const { storage, provider, organizations, organizationsSource, idempotency, problems } = sections(record, env)
   if (problems.length > 0) throw new ConfigError(source, problems)
   const baseDir = options.baseDir ?? process.cwd()
   const at = (dir: string) => (isAbsolute(dir) ? dir : resolve(baseDir, dir))
+  // Beside local storage: the keys belong with the data of the instance (or of the instances sharing it).
+  const besideStorage = storage.kind === "local" ? resolve(at(storage.dir), "..", "idempotency") : undefined
   const decoded = top.value as typeof ServerConfig.Type
   const events =
     decoded.events === undefined
@@ -310,6 +344,17 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     organizationsSource,
     storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
     provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider,
+    idempotency:
+      idempotency === undefined
+        ? besideStorage === undefined
+          ? { kind: "memory" }
+          : { kind: "local", dir: besideStorage }
+        : idempotency.kind === "local"
+          ? {
+              kind: "local",
+              dir: idempotency.dir === undefined ? (besideStorage ?? at(".mailroom/idempotency")) : at(idempotency.dir)
+            }
+          : idempotency,
     events,
     attachmentIdSecret,
     sending: decoded.sending ?? {},
@@ -423,6 +468,36 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   return { ...none, organizationsSource: { ...decoded.value, url }, problems: [] }
 }
 
+/** The idempotency section: its kind's fields, and for redis the URL from the file or the environment. */
+const idempotencySection = (
+  decoded: typeof MemoryIdempotency.Type | typeof LocalIdempotency.Type | typeof RedisIdempotency.Type | undefined,
+  env: Readonly<Record<string, string | undefined>>
+): { readonly value?: typeof LocalIdempotency.Type | IdempotencyConfig; readonly problems: ReadonlyArray<string> } => {
+  if (decoded?.kind !== "redis") return decoded === undefined ? { problems: [] } : { value: decoded, problems: [] }
+  const variable = typeof decoded.url === "object" ? decoded.url.env : "REDIS_URL"
+  const url = typeof decoded.url === "string" ? decoded.url : env[variable]
+  if (url === undefined || url.trim() === "") {
+    return {
+      problems: [
+        typeof decoded.url === "object"
+          ? `idempotency.url: the environment variable ${variable} is not set`
+          : "idempotency.url: is required, or set the REDIS_URL environment variable"
+      ]
+    }
+  }
+  if (decodeWith(RedisUrl, url, "").problems.length > 0) {
+    return {
+      problems: [
+        `${typeof decoded.url === "string" ? "idempotency.url" : variable}: must be a redis:// or rediss:// URL`
+      ]
+    }
+  }
+  return {
+    value: { kind: "redis", url, ...(decoded.prefix === undefined ? {} : { prefix: decoded.prefix }) },
+    problems: []
+  }
+}
+
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
   const section = <K extends string>(name: string, schemas: Record<K, Schema.Decoder<unknown>>) => {
     const value = record[name]
@@ -437,12 +512,21 @@ const sections = (record: Record<string, unknown>, env: Readonly<Record<string, 
   const storage = section("storage", storages)
   const provider = section("provider", providers)
   const organizations = organizationsSection(record.organizations, env)
+  const idempotencyKind = section("idempotency", idempotencies)
+  const idempotency = idempotencySection(idempotencyKind.value as Parameters<typeof idempotencySection>[0], env)
   return {
     storage: storage.value as Config["storage"],
     provider: provider.value as Config["provider"],
     organizations: organizations.organizations as Config["organizations"],
     organizationsSource: organizations.organizationsSource,
-    problems: [...organizations.problems, ...storage.problems, ...provider.problems]
+    idempotency: idempotency.value,
+    problems: [
+      ...organizations.problems,
+      ...storage.problems,
+      ...provider.problems,
+      ...idempotencyKind.problems,
+      ...idempotency.problems
+    ]
   }
 }
 

@@ -30,6 +30,11 @@ try {
       "warning: storage.signingSecret is the example value; anyone who knows it can forge upload and download URLs. Set your own before this server is reachable by others."
     )
   }
+  if (config.idempotency.kind === "memory") {
+    console.warn(
+      'note: Idempotency-Keys are kept in memory: a restart forgets them, and other instances do not see them. Several instances serving one API need "idempotency": {"kind": "redis"}.'
+    )
+  }
   if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config))
   reloadOnSighup(configPath, running, port === undefined ? {} : { port })
   let stopping = false

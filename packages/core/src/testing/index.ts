@@ -1,4 +1,5 @@
 export * from "./EmailProviderSuite.js"
 export * from "./EventSourceProbe.js"
+export * from "./IdempotencyStoreSuite.js"
 export * from "./ObjectStoreSuite.js"
 export * from "./WebhookReceiver.js"

@@ -1,0 +1,122 @@
+// core's IdempotencyStore on Redis, through Effect's own `Redis` service: every instance pointed at
+// one Redis shares its Idempotency-Keys, so a key retried on another instance is still replayed.
+import { NodeRedis } from "@effect/platform-node"
+import { IdempotencyStore, type MailroomError } from "@mailroom/core"
+import { Config, Duration, Effect, Layer, Redacted } from "effect"
+import { Redis } from "effect/persistence"
+import { decodeEntry, describeUrl, unavailable } from "./internal/redis.js"
+
+export interface Options {
+  /** Prepended to every key this store writes. Default `"mailroom:idempotency:"`. */
+  readonly prefix?: string
+  /** How long an entry is kept after its last write (Redis expires it: `PX`). Default 24 hours. */
+  readonly retention?: Duration.Input
+  /**
+   * How long one command may take before the send is refused as `Unavailable`. Default 5 seconds.
+   * A command that went out may still run after that; at worst it leaves the key in flight (a 409),
+   * which never sends twice.
+   */
+  readonly timeout?: Duration.Input
+}
+
+export interface ConnectionOptions extends Options {
+  /** `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS. */
+  readonly url: string | Redacted.Redacted<string>
+}
+
+// Of concurrent reserves, from any instance, Redis runs one script at a time: exactly one finds
+// nothing and writes its entry.
+const reserveScript = Redis.script((key: string, value: string, retentionMs: number) => [key, value, retentionMs], {
+  numberOfKeys: 1,
+  lua: `local existing = redis.call("GET", KEYS[1])
+if existing then return existing end
+redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+return false`
+}).withReturnType<string | null>()
+
+/** A store on the `Redis` service in context: bring your own connection, e.g. one `NodeRedis.layer` shared with other uses. */
+export const make = (options: Options = {}): Effect.Effect<IdempotencyStore.IdempotencyStore, never, Redis.Redis> =>
+  Effect.gen(function* () {
+    const redis = yield* Redis.Redis
+    const prefix = options.prefix ?? "mailroom:idempotency:"
+    const retention = String(
+      Duration.toMillis(Duration.fromInputUnsafe(options.retention ?? IdempotencyStore.defaultRetention))
+    )
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? "5 seconds")
+    // Encoded so neither part can contain the separator: (a:b, c) and (a, b:c) are two keys.
+    const keyOf = (scope: IdempotencyStore.Scope) =>
+      `${prefix}${encodeURIComponent(scope.orgId)}:${encodeURIComponent(scope.key)}`
+    const reserve = redis.eval(reserveScript)
+
+    const run = <A>(what: string, command: Effect.Effect<A, Redis.RedisError>) =>
+      command.pipe(
+        Effect.timeoutOrElse({
+          duration: timeout,
+          orElse: () =>
+            Effect.fail(new Redis.RedisError({ cause: new Error(`no answer within ${Duration.format(timeout)}`) }))
+        }),
+        Effect.mapError((error) => unavailable(error.cause)),
+        Effect.tapError((error) =>
+          Effect.logError(`[mailroom] idempotency ${what} on Redis failed: ${String(error.cause)}`)
+        )
+      )
+
+    return IdempotencyStore.IdempotencyStore.of({
+      reserve: (scope, fingerprint) =>
+        run(
+          "reserve",
+          reserve(keyOf(scope), JSON.stringify({ _tag: "InFlight", fingerprint }), Number(retention))
+        ).pipe(
+          Effect.flatMap((existing) =>
+            existing === null || existing === undefined ? Effect.succeed(undefined) : decodeEntry(existing)
+          )
+        ),
+      complete: (scope, entry) =>
+        run("complete", redis.send("SET", keyOf(scope), JSON.stringify(entry), "PX", retention)).pipe(Effect.asVoid),
+      release: (scope) => run("release", redis.send("DEL", keyOf(scope))).pipe(Effect.asVoid)
+    })
+  })
+
+/** The store on a `Redis` service provided by the caller. */
+export const layerRedis = (options: Options = {}): Layer.Layer<IdempotencyStore.IdempotencyStore, never, Redis.Redis> =>
+  Layer.effect(IdempotencyStore.IdempotencyStore, make(options))
+
+/**
+ * The store on its own connection to `url`, opened when the layer is built (a Redis that cannot be
+ * reached fails it with `Unavailable`) and closed with it. Commands made while the connection is down
+ * fail at once instead of waiting to run later, and the connection is retried in the background.
+ */
+export const layer = (
+  options: ConnectionOptions
+): Layer.Layer<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable> => {
+  const url = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
+  // The first connection fails at once (a wrong URL is a start-up error); once up, a lost connection
+  // is retried for as long as it takes, so a Redis restart heals without restarting mailroom.
+  let connected = false
+  const connection = NodeRedis.layer({
+    url,
+    disableOfflineQueue: true,
+    socket: {
+      reconnectStrategy: (retries, cause) =>
+        connected ? Math.min(2 ** retries * 50, 2000) + Math.floor(Math.random() * 200) : cause
+    }
+  })
+  return Layer.effect(
+    IdempotencyStore.IdempotencyStore,
+    Effect.gen(function* () {
+      const context = yield* Layer.build(connection).pipe(
+        Effect.mapError((error) =>
+          unavailable(error.cause, `Redis at ${describeUrl(url)} cannot be reached: ${String(error.cause)}`)
+        )
+      )
+      connected = true
+      return yield* Effect.provide(make(options), context)
+    })
+  )
+}
+
+/** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
+export const layerConfig = (
+  options: Config.Wrap<ConnectionOptions>
+): Layer.Layer<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable | Config.ConfigError> =>
+  Layer.unwrap(Effect.map(Config.unwrap(options), layer))

@@ -1,0 +1,1 @@
+export * as RedisIdempotencyStore from "./RedisIdempotencyStore.js"

@@ -1,0 +1,33 @@
+// Redis failures and stored values translated into core's vocabulary, in one place.
+import { type IdempotencyStore, MailroomError } from "@mailroom/core"
+import { Effect } from "effect"
+
+/** A caller sees only that nothing was sent; the cause is kept for the log. */
+export const unavailable = (
+  cause: unknown,
+  message = "Idempotency-Keys cannot be checked right now; nothing was sent, try again later"
+) => new MailroomError.Unavailable({ message, cause })
+
+const tags = new Set(["InFlight", "Completed", "Uncertain"])
+
+/** A value that is not an entry was written by someone else: an error, never a free key. */
+export const decodeEntry = (value: string): Effect.Effect<IdempotencyStore.Entry, MailroomError.Unavailable> =>
+  Effect.suspend(() => {
+    try {
+      const entry = JSON.parse(value) as IdempotencyStore.Entry
+      if (tags.has(entry?._tag) && typeof entry.fingerprint === "string") return Effect.succeed(entry)
+    } catch {
+      // reported below
+    }
+    const error = unavailable(
+      new Error(`a stored Idempotency-Key entry is not one mailroom wrote: ${value.slice(0, 80)}`)
+    )
+    return Effect.andThen(Effect.logError(`[mailroom] ${String(error.cause)}`), Effect.fail(error))
+  })
+
+/** The URL without its credentials, for messages. */
+export const describeUrl = (url: string): string => {
+  if (!URL.canParse(url)) return "(an invalid URL)"
+  const { protocol, host, pathname } = new URL(url)
+  return `${protocol}//${host}${pathname === "/" ? "" : pathname}`
+}
