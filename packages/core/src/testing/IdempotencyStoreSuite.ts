@@ -1,8 +1,8 @@
 // The conformance suite every IdempotencyStore runs against its real peer: reserve, complete and
 // release as the Mailer relies on them, expiry on the real clock, scoping, and concurrent reserves.
 import { randomUUID } from "node:crypto"
-import { assert, describe, layer } from "@effect/vitest"
-import { Duration, Effect, type Layer } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Duration, Effect, Layer } from "effect"
 import { type Entry, IdempotencyStore, type Scope } from "../IdempotencyStore.js"
 import type { SendEmailResponse } from "../Wire.js"
 
@@ -14,6 +14,11 @@ export interface IdempotencyStoreSuiteOptions {
   readonly layer: (options: { readonly retention: Duration.Duration }) => Layer.Layer<IdempotencyStore, unknown>
   /** The retention of the expiry cases, waited out on the real clock. Default 1 second. */
   readonly shortRetention?: Duration.Input
+  /**
+   * True when two stores built by `layer` with the same options share their entries (one directory,
+   * one Redis), as several instances of a server do: the suite then checks they act as one.
+   */
+  readonly sharedByInstances?: boolean
 }
 
 const response: SendEmailResponse = {
@@ -175,5 +180,32 @@ export const IdempotencyStoreSuite = (name: string, options: IdempotencyStoreSui
         })
       )
     })
+
+    if (options.sharedByInstances) {
+      it.live("two instances act as one: of 40 concurrent reserves across them, one wins; the other replays", () =>
+        Effect.gen(function* () {
+          const instance = Layer.build(options.layer({ retention: Duration.hours(1) })).pipe(
+            Effect.map((context) => Context.get(context, IdempotencyStore))
+          )
+          const a = yield* instance
+          const b = yield* instance
+          const scope = fresh()
+          const answers = yield* Effect.forEach(
+            Array.from({ length: 40 }, (_, i) => i),
+            (i) => (i % 2 === 0 ? a : b).reserve(scope, `f${i}`),
+            { concurrency: "unbounded" }
+          )
+          assert.strictEqual(answers.filter((answer) => answer === undefined).length, 1)
+          const winner = answers.indexOf(undefined)
+          const [first, other] = winner % 2 === 0 ? [a, b] : [b, a]
+          yield* first.complete(scope, { _tag: "Completed", fingerprint: `f${winner}`, response })
+          assert.deepStrictEqual(yield* other.reserve(scope, "x"), {
+            _tag: "Completed",
+            fingerprint: `f${winner}`,
+            response
+          })
+        }).pipe(Effect.scoped)
+      )
+    }
   })
 }
