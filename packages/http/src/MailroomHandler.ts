@@ -31,8 +31,11 @@ const gone = () => new Error("the client went away before the body ended")
  * The request body as a Web stream that errors when the client goes away before the end: a body cut
  * short must never read as a complete (chunked) upload.
  */
-const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> =>
-  new ReadableStream<Uint8Array>({
+const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> => {
+  // Set once the stream is closed, errored or cancelled: whatever `req` does afterwards is ignored, as
+  // a closed controller throws, and a throw from an event listener would take the process down.
+  let detach: (() => void) | undefined
+  return new ReadableStream<Uint8Array>({
     start: (controller) => {
       // The client may have gone before a store route asked for the body.
       if (req.destroyed && !req.readableEnded) return controller.error(gone())
@@ -41,16 +44,20 @@ const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> =>
         if ((controller.desiredSize ?? 0) <= 0) req.pause()
       }
       const settle = (error?: unknown) => {
-        req.off("data", onData)
-        req.off("end", onEnd)
-        req.off("error", onError)
-        req.off("close", onClose)
+        detach?.()
         if (error === undefined) controller.close()
         else controller.error(error)
       }
       const onEnd = () => settle()
       const onError = (error: unknown) => settle(error)
       const onClose = () => settle(gone())
+      detach = () => {
+        detach = undefined
+        req.off("data", onData)
+        req.off("end", onEnd)
+        req.off("error", onError)
+        req.off("close", onClose)
+      }
       req.on("data", onData)
       req.once("end", onEnd)
       req.once("error", onError)
@@ -59,11 +66,14 @@ const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> =>
     pull: () => {
       req.resume()
     },
-    // A reader that stops early: the rest is not read, and the connection closes after the answer.
+    // A reader that stops early (a body over its limit): the rest is not read, and the connection
+    // closes after the answer.
     cancel: () => {
+      detach?.()
       req.pause()
     }
   })
+}
 
 /** Releases a body nobody will read: the store's file handle closes with it. */
 const discard = (body: ReadableStream | null) => {

@@ -163,6 +163,39 @@ describe("clients that go away never take the server down", () => {
     })
   }
 
+  // Whoever holds an upload URL chooses how the bytes arrive: a body over its bound length in a single
+  // chunk ends the store's read early, and the request's own end must not reach the closed stream.
+  for (const [name, chunks] of [
+    ["one chunk", [40]],
+    ["four chunks", [10, 10, 10, 10]]
+  ] as const) {
+    it(`a chunked PUT over the URL's bound length in ${name}: 403, nothing stored, the server keeps serving`, async () => {
+      const answer = await api("POST", "/attachments/presign", {
+        filename: "bound.bin",
+        content_type: "application/octet-stream",
+        content_length: 30
+      })
+      assert.strictEqual(answer.status, 201, JSON.stringify(answer.body))
+      const put = await fetch(
+        answer.body.url as string,
+        {
+          method: "PUT",
+          headers: { "content-type": "application/octet-stream" },
+          body: new ReadableStream<Uint8Array>({
+            start: (controller) => {
+              for (const size of chunks) controller.enqueue(new Uint8Array(size).fill(9))
+              controller.close()
+            }
+          }),
+          duplex: "half"
+        } as RequestInit
+      )
+      assert.strictEqual(put.status, 403, await put.text())
+      await stillServing()
+      assert.isFalse(existsSync(objectFile(answer.body.key as string)), "the over-long body was stored")
+    })
+  }
+
   // A download URL is handed to end users: whoever holds one can open and drop it.
   const fileDescriptorsOn = (file: string) => {
     const fds = `/proc/${server.pid}/fd`
