@@ -1,0 +1,282 @@
+// The client of a mailroom server, over `fetch` alone: sends with an Idempotency-Key and safe retries,
+// uploads through a presigned URL in one call, and reaches attachments by key or by attachment id.
+import type { Wire } from "@mailroom/core"
+import { exchange, type Transport } from "./internal/transport.js"
+
+export type SendEmailRequest = Wire.SendEmailRequest
+export type SendEmailResponse = Wire.SendEmailResponse
+export type PresignRequest = Wire.PresignRequest
+export type PresignResponse = Wire.PresignResponse
+export type DownloadResponse = Wire.DownloadResponse
+export type DeleteByKeyResponse = Wire.DeleteByKeyResponse
+export type DeleteByIdResponse = Wire.DeleteByIdResponse
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. Default 3. */
+  readonly attempts?: number
+  /** Milliseconds before the first retry when the server gives no `Retry-After`; doubles each time. Default 500. */
+  readonly initialDelay?: number
+  /**
+   * Longest wait between attempts, in milliseconds. Default 10000. A `Retry-After` longer than this
+   * is not waited out: the error is thrown with its `retryAfter`, for the caller to schedule.
+   */
+  readonly maxDelay?: number
+}
+
+export interface Options {
+  /** Where the server serves the base variant (`x-api-key`), with any path prefix: `https://mail.example.com`. */
+  readonly baseUrl: string | URL | undefined
+  /** Where the server serves the `/v1` variant (Bearer). Default: `baseUrl`. */
+  readonly v1BaseUrl?: string | URL | undefined
+  /** Sent as `x-api-key`: sending, and attachments by `key`. */
+  readonly apiKey?: string | undefined
+  /** Sent as `Authorization: Bearer`: attachments by `attachmentId`. */
+  readonly accessToken?: string | undefined
+  /** Default: the global `fetch`. Inject one for a proxy, custom agent, or tests. */
+  readonly fetch?: typeof globalThis.fetch
+  /** Milliseconds each attempt may take, answer body included. Default 60000; per call, `{ timeout }`. */
+  readonly timeout?: number
+  /**
+   * Retries of answers that certainly did nothing: 429, a 503 that sent nothing, a connection that
+   * could not be made. `false` makes one attempt only.
+   */
+  readonly retry?: RetryOptions | false
+}
+
+export interface RequestOptions {
+  readonly signal?: AbortSignal
+  /** Milliseconds this call's each attempt may take; overrides the client's `timeout`. */
+  readonly timeout?: number
+}
+
+export interface SendOptions extends RequestOptions {
+  /**
+   * The same key with the same request within 24 hours is answered with the first response and
+   * sends nothing. Default: a new random UUID per `send` call, reused by its retries.
+   */
+  readonly idempotencyKey?: string
+}
+
+export interface SendEmailResult extends SendEmailResponse {
+  /** True when the server answered from its record of an earlier request with the same key. */
+  readonly replayed: boolean
+  /** The Idempotency-Key the request went with, to send the same request again safely later. */
+  readonly idempotencyKey: string
+}
+
+/** File content for `upload`: bytes, a Blob (or File), or a stream of bytes. */
+export type UploadData = Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array>
+
+export interface UploadInput {
+  readonly filename: string
+  /** Default: the Blob's own type, else `application/octet-stream`. */
+  readonly contentType?: string
+  readonly data: UploadData
+  /** The size of a stream, when known: the upload URL then accepts exactly this many bytes. */
+  readonly contentLength?: number
+  /** Your organisation's id; the server takes it from your credential when absent. */
+  readonly orgId?: string
+}
+
+export interface UploadResult {
+  /** The storage key, for `attachments[].key` of a send. */
+  readonly key: string
+  /** The same attachment's id for the `/v1` variant. */
+  readonly attachmentId: string
+}
+
+/** An attachment by storage key (the base variant, `apiKey`) or by id (the `/v1` variant, `accessToken`). */
+export type AttachmentRef = { readonly key: string } | { readonly attachmentId: string }
+
+export interface Emails {
+  /** `POST /emails`. Resolves to the 201 body; rejects with a MailroomApiError or MailroomConnectionError. */
+  readonly send: (request: SendEmailRequest, options?: SendOptions) => Promise<SendEmailResult>
+}
+
+export interface Attachments {
+  /** Presign, then `PUT` the data to the returned URL: the file never passes through the mailroom server. */
+  readonly upload: (input: UploadInput, options?: RequestOptions) => Promise<UploadResult>
+  /** The presign step alone, e.g. to hand the upload URL to a browser. */
+  readonly presign: (request: PresignRequest, options?: RequestOptions) => Promise<PresignResponse>
+  /** A temporary download URL (one hour). */
+  readonly download: (ref: AttachmentRef, options?: RequestOptions) => Promise<DownloadResponse>
+  /** The attachment's bytes, fetched from its temporary download URL. */
+  readonly read: (ref: AttachmentRef, options?: RequestOptions) => Promise<Uint8Array>
+  /** Permanent deletion: for abandoned uploads, or once the email they belong to is deleted. */
+  readonly delete: {
+    (ref: { readonly key: string }, options?: RequestOptions): Promise<DeleteByKeyResponse>
+    (ref: { readonly attachmentId: string }, options?: RequestOptions): Promise<DeleteByIdResponse>
+  }
+}
+
+export interface MailroomClient {
+  readonly emails: Emails
+  readonly attachments: Attachments
+}
+
+const defaults = { timeout: 60_000, attempts: 3, initialDelay: 500, maxDelay: 10_000 }
+
+const baseOf = (name: string, url: string | URL | undefined): string => {
+  if (url === undefined || url === "") throw new TypeError(`MailroomClient: ${name} is required`)
+  try {
+    // A path prefix is kept: `https://host/mail` serves `https://host/mail/emails`.
+    return new URL(String(url)).href.replace(/\/+$/, "")
+  } catch {
+    throw new TypeError(`MailroomClient: ${name} is not a URL: ${String(url)}`)
+  }
+}
+
+const sizeOf = (data: UploadData, given: number | undefined): number | undefined =>
+  data instanceof Uint8Array || data instanceof ArrayBuffer ? data.byteLength : data instanceof Blob ? data.size : given
+
+/** A client for one server. Throws a TypeError when `baseUrl` is missing or no credential is given. */
+export const make = (options: Options): MailroomClient => {
+  const baseUrl = baseOf("baseUrl", options.baseUrl)
+  const v1BaseUrl = options.v1BaseUrl === undefined ? baseUrl : baseOf("v1BaseUrl", options.v1BaseUrl)
+  const { apiKey, accessToken } = options
+  if (!apiKey && !accessToken) throw new TypeError("MailroomClient: give an apiKey, an accessToken, or both")
+  const retry = options.retry === false ? { attempts: 1 } : (options.retry ?? {})
+  const transport: Transport = {
+    // Looked up at each call, and called unbound: Workers refuse a fetch called on another `this`.
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    timeout: options.timeout ?? defaults.timeout,
+    retry: {
+      attempts: retry.attempts ?? defaults.attempts,
+      initialDelay: retry.initialDelay ?? defaults.initialDelay,
+      maxDelay: retry.maxDelay ?? defaults.maxDelay
+    }
+  }
+
+  const withApiKey = (what: string) => {
+    if (!apiKey) throw new TypeError(`MailroomClient: ${what} needs an apiKey`)
+    return { "x-api-key": apiKey }
+  }
+  const withToken = (what: string) => {
+    if (!accessToken) throw new TypeError(`MailroomClient: ${what} needs an accessToken`)
+    return { authorization: `Bearer ${accessToken}` }
+  }
+  const jsonHeaders = { "content-type": "application/json", accept: "application/json" }
+  const call = async <A>(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: unknown,
+    options: RequestOptions
+  ) =>
+    exchange<A>(transport, {
+      method,
+      url,
+      headers: body === undefined ? { accept: "application/json", ...headers } : { ...jsonHeaders, ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      replayable: true,
+      signal: options.signal,
+      timeout: options.timeout
+    })
+
+  const send: Emails["send"] = async (request, options = {}) => {
+    const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
+    const headers = { ...withApiKey("emails.send"), "idempotency-key": idempotencyKey }
+    const answer = await call<SendEmailResponse>("POST", `${baseUrl}/emails`, headers, request, options)
+    return {
+      ...answer.value,
+      replayed: answer.headers.get("idempotent-replayed") === "true",
+      idempotencyKey
+    }
+  }
+
+  // The base variant when there is an API key; the `/v1` one for a caller holding only a token.
+  const presign: Attachments["presign"] = async (request, options = {}) => {
+    const [url, headers] = apiKey
+      ? [`${baseUrl}/attachments/presign`, withApiKey("attachments.presign")]
+      : [`${v1BaseUrl}/v1/attachments/presign`, withToken("attachments.presign")]
+    return (await call<PresignResponse>("POST", url, headers, request, options)).value
+  }
+
+  const upload: Attachments["upload"] = async (input, options = {}) => {
+    const { data } = input
+    const contentType = input.contentType ?? (data instanceof Blob && data.type !== "" ? data.type : undefined)
+    const contentLength = sizeOf(data, input.contentLength)
+    const presigned = await presign(
+      {
+        filename: input.filename,
+        content_type: contentType ?? "application/octet-stream",
+        ...(contentLength === undefined ? {} : { content_length: contentLength }),
+        ...(input.orgId === undefined ? {} : { org_id: input.orgId })
+      },
+      options
+    )
+    // The URL is signed for this content type; storage refuses the upload under any other.
+    await exchange<unknown>(transport, {
+      method: "PUT",
+      url: presigned.url,
+      headers: { "content-type": contentType ?? "application/octet-stream" },
+      body: data as BodyInit,
+      replayable: !(data instanceof ReadableStream),
+      bytes: true,
+      signal: options.signal,
+      timeout: options.timeout
+    })
+    return { key: presigned.key, attachmentId: presigned.attachment_id }
+  }
+
+  const download: Attachments["download"] = async (ref, options = {}) =>
+    "key" in ref
+      ? (
+          await call<DownloadResponse>(
+            "GET",
+            `${baseUrl}/attachments/download?key=${encodeURIComponent(ref.key)}`,
+            withApiKey("attachments.download by key"),
+            undefined,
+            options
+          )
+        ).value
+      : (
+          await call<DownloadResponse>(
+            "GET",
+            `${v1BaseUrl}/v1/attachments/download?attachment_id=${encodeURIComponent(ref.attachmentId)}`,
+            withToken("attachments.download by attachmentId"),
+            undefined,
+            options
+          )
+        ).value
+
+  const read: Attachments["read"] = async (ref, options = {}) => {
+    const { download_url } = await download(ref, options)
+    const answer = await exchange<Uint8Array>(transport, {
+      method: "GET",
+      url: download_url,
+      headers: {},
+      replayable: true,
+      bytes: true,
+      signal: options.signal,
+      timeout: options.timeout
+    })
+    return answer.value
+  }
+
+  const remove = (async (ref: AttachmentRef, options: RequestOptions = {}) =>
+    "key" in ref
+      ? (
+          await call<DeleteByKeyResponse>(
+            "DELETE",
+            `${baseUrl}/attachments/delete?key=${encodeURIComponent(ref.key)}`,
+            withApiKey("attachments.delete by key"),
+            undefined,
+            options
+          )
+        ).value
+      : (
+          await call<DeleteByIdResponse>(
+            "DELETE",
+            `${v1BaseUrl}/v1/attachments`,
+            withToken("attachments.delete by attachmentId"),
+            { attachment_id: ref.attachmentId },
+            options
+          )
+        ).value) as Attachments["delete"]
+
+  return {
+    emails: { send },
+    attachments: { upload, presign, download, read, delete: remove }
+  }
+}

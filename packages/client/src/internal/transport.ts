@@ -1,0 +1,229 @@
+// One HTTP exchange with a timeout, turned into a success or one of the client's errors, and
+// repeated while the error is retryable: bounded attempts, exponential backoff with jitter, Retry-After.
+import {
+  type ApiErrorDetails,
+  AuthenticationError,
+  ConflictError,
+  ForbiddenError,
+  InternalServerError,
+  MailroomApiError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitError,
+  ServiceUnavailableError,
+  UnprocessableError,
+  ValidationError
+} from "../MailroomApiError.js"
+import { type ConnectionFailure, MailroomConnectionError } from "../MailroomConnectionError.js"
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  readonly attempts: number
+  readonly initialDelay: number
+  readonly maxDelay: number
+}
+
+export interface Transport {
+  readonly fetch: typeof globalThis.fetch
+  readonly timeout: number
+  readonly retry: RetryPolicy
+}
+
+export interface Exchange {
+  readonly method: string
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body?: BodyInit | undefined
+  /** False for a stream: it can be sent once only, so the exchange is never repeated. */
+  readonly replayable: boolean
+  /** Read the success as bytes rather than JSON. */
+  readonly bytes?: boolean
+  readonly signal?: AbortSignal | undefined
+  readonly timeout?: number | undefined
+}
+
+export interface Answer<A> {
+  readonly value: A
+  readonly headers: Headers
+}
+
+const byStatus: Readonly<Record<number, new (details: ApiErrorDetails) => MailroomApiError>> = {
+  400: ValidationError,
+  401: AuthenticationError,
+  403: ForbiddenError,
+  404: NotFoundError,
+  409: ConflictError,
+  413: PayloadTooLargeError,
+  422: UnprocessableError,
+  429: RateLimitError,
+  500: InternalServerError,
+  503: ServiceUnavailableError
+}
+
+/** The error class for a status; other statuses (405, 415, a proxy's 502) are a plain MailroomApiError. */
+const fromDetails = (details: ApiErrorDetails): MailroomApiError =>
+  new (byStatus[details.status] ?? MailroomApiError)(details)
+
+const sleep = (ms: number, signal: AbortSignal | undefined) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal?.reason)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener("abort", onAbort, { once: true })
+  })
+
+/** Exponential, capped, with half of it random so that clients failing together do not retry together. */
+const backoff = (policy: RetryPolicy, retry: number) => {
+  const ceiling = Math.min(policy.maxDelay, policy.initialDelay * 2 ** retry)
+  return ceiling / 2 + Math.random() * (ceiling / 2)
+}
+
+/** Runs the exchange, retrying what is retryable; throws a MailroomApiError or MailroomConnectionError. */
+export const exchange = async <A>(transport: Transport, request: Exchange): Promise<Answer<A>> => {
+  const attempts = request.replayable ? Math.max(1, transport.retry.attempts) : 1
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await once<A>(transport, request)
+    } catch (error) {
+      const retryable =
+        (MailroomApiError.isInstance(error) || MailroomConnectionError.isInstance(error)) && error.isRetryable
+      if (!retryable || attempt >= attempts) throw error
+      const asked = MailroomApiError.isInstance(error) ? error.retryAfter : undefined
+      // A wait longer than the caller allows is the caller's to schedule: the error says how long.
+      if (asked !== undefined && asked * 1000 > transport.retry.maxDelay) throw error
+      await sleep(asked === undefined ? backoff(transport.retry, attempt - 1) : asked * 1000, request.signal)
+    }
+  }
+}
+
+const once = async <A>(transport: Transport, request: Exchange): Promise<Answer<A>> => {
+  const { signal } = request
+  if (signal?.aborted) throw signal.reason
+  const controller = new AbortController()
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    controller.abort()
+  }, request.timeout ?? transport.timeout)
+  const onAbort = () => controller.abort(signal?.reason)
+  signal?.addEventListener("abort", onAbort, { once: true })
+  try {
+    const init: RequestInit & { duplex?: "half" } = {
+      method: request.method,
+      headers: request.headers,
+      signal: controller.signal
+    }
+    if (request.body !== undefined) init.body = request.body
+    // A streamed body must say so (fetch's half-duplex mode); other bodies have a known length.
+    if (request.body instanceof ReadableStream) init.duplex = "half"
+    // The body is read under the same timeout: an answer that stalls midway is no answer.
+    const response = await transport.fetch(request.url, init)
+    if (!response.ok) throw fromDetails(await details(response, request))
+    if (request.bytes === true) {
+      return { value: new Uint8Array(await response.arrayBuffer()) as A, headers: response.headers }
+    }
+    return { value: await json<A>(response, request), headers: response.headers }
+  } catch (error) {
+    if (MailroomApiError.isInstance(error)) throw error
+    if (signal?.aborted) throw signal.reason
+    throw new MailroomConnectionError({
+      reason: timedOut ? "Timeout" : failureOf(error),
+      method: request.method,
+      url: request.url,
+      cause: error
+    })
+  } finally {
+    clearTimeout(timer)
+    signal?.removeEventListener("abort", onAbort)
+  }
+}
+
+const json = async <A>(response: Response, request: Exchange): Promise<A> => {
+  const text = await response.text()
+  try {
+    return JSON.parse(text) as A
+  } catch {
+    throw new MailroomApiError({
+      status: response.status,
+      messages: ["the answer is not JSON: is baseUrl the address of a mailroom server?"],
+      body: text.slice(0, 1000),
+      method: request.method,
+      url: request.url
+    })
+  }
+}
+
+/** The messages of any of the server's three error shapes, or the text of an answer from something else. */
+const details = async (response: Response, request: Exchange): Promise<ApiErrorDetails> => {
+  const text = await response.text()
+  let body: unknown = text
+  try {
+    body = JSON.parse(text)
+  } catch {}
+  const shaped = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>
+  const messages = Array.isArray(shaped.errors)
+    ? shaped.errors.map(String)
+    : typeof shaped.error === "string"
+      ? [shaped.error]
+      : typeof shaped.message === "string"
+        ? [shaped.message]
+        : text.trim() === ""
+          ? []
+          : [text.trim().slice(0, 500)]
+  return {
+    status: response.status,
+    messages,
+    retryAfter: retryAfter(response.headers.get("retry-after")),
+    body,
+    method: request.method,
+    url: request.url
+  }
+}
+
+/** Seconds from a `Retry-After` of delta-seconds or an HTTP date. */
+const retryAfter = (value: string | null): number | undefined => {
+  if (value === null) return undefined
+  if (/^\s*\d+\s*$/.test(value)) return Number(value)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000))
+}
+
+// Codes across runtimes (Node's undici, Bun) that mean no connection was made, so nothing was sent.
+const notConnected = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ConnectionRefused"
+])
+
+/** Whether the failure is certainly before the request went out, looking through causes and aggregates. */
+const failureOf = (error: unknown): ConnectionFailure => {
+  const seen = new Set<unknown>()
+  const pending = [error]
+  while (pending.length > 0) {
+    const next = pending.pop()
+    if (typeof next !== "object" || next === null || seen.has(next)) continue
+    seen.add(next)
+    const { code, message, cause, errors } = next as {
+      code?: unknown
+      message?: unknown
+      cause?: unknown
+      errors?: unknown
+    }
+    if (typeof code === "string" && notConnected.has(code)) return "CouldNotConnect"
+    // Deno says it in the message only.
+    if (typeof message === "string" && /connection refused/i.test(message)) return "CouldNotConnect"
+    pending.push(cause)
+    if (Array.isArray(errors)) pending.push(...errors)
+  }
+  return "Network"
+}
