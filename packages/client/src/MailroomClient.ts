@@ -1,7 +1,7 @@
 // The client of a mailroom server, over `fetch` alone: sends with an Idempotency-Key and safe retries,
 // uploads through a presigned URL in one call, and reaches attachments by key or by attachment id.
-import type { Wire } from "@mailroom/core"
 import { exchange, type Transport } from "./internal/transport.js"
+import type * as Wire from "./internal/wire.js"
 
 export type SendEmailRequest = Wire.SendEmailRequest
 export type SendEmailResponse = Wire.SendEmailResponse
