@@ -62,7 +62,8 @@ export const start = (
     )
     const endpoint = `http://127.0.0.1:${port}`
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new S3Client({ region, endpoint, forcePathStyle: true, credentials })),
+      // A copy: the SDK marks the credentials it is given (a `$source` field), and these are exported.
+      Effect.sync(() => new S3Client({ region, endpoint, forcePathStyle: true, credentials: { ...credentials } })),
       (client) => Effect.sync(() => client.destroy())
     )
     return {

@@ -34,7 +34,8 @@ export const start = (bucket: string): Effect.Effect<Peer, never, Scope.Scope> =
   Effect.gen(function* () {
     const url = yield* Effect.promise(() => endpoint())
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new S3Client({ region, endpoint: url, forcePathStyle: true, credentials })),
+      // A copy: the SDK marks the credentials it is given (a `$source` field), and these are exported.
+      Effect.sync(() => new S3Client({ region, endpoint: url, forcePathStyle: true, credentials: { ...credentials } })),
       (client) => Effect.sync(() => client.destroy())
     )
     yield* Effect.promise(() =>
