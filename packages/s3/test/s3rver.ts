@@ -29,8 +29,13 @@ export const bucket = "mailroom-attachments"
 export const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } as const
 export const region = "us-east-1"
 
+/** An S3 server the tests run against: s3rver here, or radosgw (support/radosgw.ts). */
 export interface Peer {
+  readonly name: string
   readonly endpoint: string
+  readonly bucket: string
+  readonly region: string
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string }
   /** Whether an object is stored, asked with the SDK directly, without the adapter under test. */
   readonly exists: (key: string) => Promise<boolean>
 }
@@ -57,11 +62,16 @@ export const start = (
     )
     const endpoint = `http://127.0.0.1:${port}`
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new S3Client({ region, endpoint, forcePathStyle: true, credentials })),
+      // A copy: the SDK marks the credentials it is given (a `$source` field), and these are exported.
+      Effect.sync(() => new S3Client({ region, endpoint, forcePathStyle: true, credentials: { ...credentials } })),
       (client) => Effect.sync(() => client.destroy())
     )
     return {
+      name: "s3rver",
       endpoint,
+      bucket,
+      region,
+      credentials,
       exists: (key) =>
         client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).then(
           () => true,
