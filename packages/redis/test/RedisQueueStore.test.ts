@@ -137,6 +137,38 @@ describe("RedisQueueStore", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("while Redis is down queuing fails at once; once it is back, events are queued and delivered again", () =>
+    Effect.gen(function* () {
+      const acme = yield* receiver()
+      const prefix = `t:${randomUUID()}:`
+      const during = event("during@example.com")
+      const after = event("after@example.com")
+      yield* Effect.gen(function* () {
+        yield* Effect.promise(() => redis.stop())
+        const started = Date.now()
+        const refused = yield* Effect.flip(publish([during]))
+        // What the HTTP handler answers 503 to, so a provider sends its webhook again later.
+        assert.strictEqual(refused._tag, "MailEventsError")
+        assert.isBelow(Date.now() - started, 1_000, "refused at once, not queued for later")
+        yield* Effect.promise(() => redis.start())
+        const deadline = Date.now() + 10_000
+        let outcome = yield* Effect.exit(publish([after]))
+        while (Exit.isFailure(outcome) && Date.now() < deadline) {
+          yield* Effect.sleep("200 millis")
+          outcome = yield* Effect.exit(publish([after]))
+        }
+        assert.isTrue(Exit.isSuccess(outcome), "events are queued again once Redis is back")
+        yield* Effect.promise(() => acme.waitFor(1, 10_000))
+        yield* Effect.sleep("1500 millis")
+      }).pipe(Effect.provide(instance(acme, prefix)))
+      // Only the event queued while Redis was up was delivered; the refused one was never half-queued.
+      assert.deepStrictEqual(
+        acme.requests.map((r) => r.headers["webhook-id"]),
+        [after.id]
+      )
+    }).pipe(Effect.scoped)
+  )
+
   it.live("a Redis that cannot be reached at start fails the layer, naming it without the password", () =>
     Effect.gen(function* () {
       const closed = Redacted.make("redis://mailroom:s3cret@127.0.0.1:1/0")
