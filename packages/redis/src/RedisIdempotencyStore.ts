@@ -1,10 +1,10 @@
 // core's IdempotencyStore on Redis, through Effect's own `Redis` service: every instance pointed at
 // one Redis shares its Idempotency-Keys, so a key retried on another instance is still replayed.
-import { NodeRedis } from "@effect/platform-node"
 import { IdempotencyStore, type MailroomError } from "@mailroom/core"
-import { Config, Duration, Effect, Layer, Redacted } from "effect"
+import { Config, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
-import { decodeEntry, describeUrl, unavailable } from "./internal/redis.js"
+import { decodeEntry, unavailable } from "./internal/redis.js"
+import * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
   /** Prepended to every key this store writes. Default `"mailroom:idempotency:"`. */
@@ -19,10 +19,7 @@ export interface Options {
   readonly timeout?: Duration.Input
 }
 
-export interface ConnectionOptions extends Options {
-  /** `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS. */
-  readonly url: string | Redacted.Redacted<string>
-}
+export interface ConnectionOptions extends Options, RedisConnection.Options {}
 
 // Of concurrent reserves, from any instance, Redis runs one script at a time: exactly one finds
 // nothing and writes its entry.
@@ -34,7 +31,7 @@ redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 return false`
 }).withReturnType<string | null>()
 
-/** A store on the `Redis` service in context: bring your own connection, e.g. one `NodeRedis.layer` shared with other uses. */
+/** A store on the `Redis` service in context: bring your own connection, e.g. one `RedisConnection.layer` shared with a `RedisQueueStore`. */
 export const make = (options: Options = {}): Effect.Effect<IdempotencyStore.IdempotencyStore, never, Redis.Redis> =>
   Effect.gen(function* () {
     const redis = yield* Redis.Redis
@@ -82,38 +79,15 @@ export const layerRedis = (options: Options = {}): Layer.Layer<IdempotencyStore.
   Layer.effect(IdempotencyStore.IdempotencyStore, make(options))
 
 /**
- * The store on its own connection to `url`, opened when the layer is built (a Redis that cannot be
- * reached fails it with `Unavailable`) and closed with it. Commands made while the connection is down
- * fail at once instead of waiting to run later, and the connection is retried in the background.
+ * The store on its own connection to `url` (`RedisConnection.layer`): opened when the layer is built
+ * (a Redis that cannot be reached fails it with `Unavailable`) and closed with it. Commands made while
+ * the connection is down fail at once instead of waiting to run later, and the connection is retried
+ * in the background.
  */
 export const layer = (
   options: ConnectionOptions
-): Layer.Layer<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable> => {
-  const url = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
-  // The first connection fails at once (a wrong URL is a start-up error); once up, a lost connection
-  // is retried for as long as it takes, so a Redis restart heals without restarting mailroom.
-  let connected = false
-  const connection = NodeRedis.layer({
-    url,
-    disableOfflineQueue: true,
-    socket: {
-      reconnectStrategy: (retries, cause) =>
-        connected ? Math.min(2 ** retries * 50, 2000) + Math.floor(Math.random() * 200) : cause
-    }
-  })
-  return Layer.effect(
-    IdempotencyStore.IdempotencyStore,
-    Effect.gen(function* () {
-      const context = yield* Layer.build(connection).pipe(
-        Effect.mapError((error) =>
-          unavailable(error.cause, `Redis at ${describeUrl(url)} cannot be reached: ${String(error.cause)}`)
-        )
-      )
-      connected = true
-      return yield* Effect.provide(make(options), context)
-    })
-  )
-}
+): Layer.Layer<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable> =>
+  layerRedis(options).pipe(Layer.provide(RedisConnection.layer({ url: options.url })))
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (

@@ -1,1 +1,3 @@
+export * as RedisConnection from "./RedisConnection.js"
 export * as RedisIdempotencyStore from "./RedisIdempotencyStore.js"
+export * as RedisQueueStore from "./RedisQueueStore.js"

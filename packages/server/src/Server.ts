@@ -7,11 +7,11 @@ import { GcsObjectStore } from "@mailroom/gcs"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { PostmarkEmailProvider } from "@mailroom/postmark"
-import { RedisIdempotencyStore } from "@mailroom/redis"
+import { RedisConnection, RedisIdempotencyStore } from "@mailroom/redis"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
-import { Duration, ManagedRuntime, Redacted } from "effect"
-import type { PersistedQueue } from "effect/persistence"
+import { Duration, Layer, ManagedRuntime, Redacted } from "effect"
+import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as ServerOrganizations from "./internal/organizations.js"
@@ -106,23 +106,41 @@ const providerLayer = (provider: Config["provider"]) => {
   }
 }
 
-const idempotencyLayer = (idempotency: Config["idempotency"]) => {
+const idempotencyLayer = (
+  idempotency: Config["idempotency"],
+  redis: (url: string) => Layer.Layer<Redis.Redis, MailroomError.Unavailable>
+) => {
   switch (idempotency.kind) {
     case "memory":
       return IdempotencyStore.layerMemory()
     case "local":
       return DiskIdempotencyStore.layer({ dir: idempotency.dir })
     case "redis":
-      return RedisIdempotencyStore.layer({
-        url: Redacted.make(idempotency.url),
-        ...optional("prefix", idempotency.prefix)
-      })
+      return RedisIdempotencyStore.layerRedis(optional("prefix", idempotency.prefix)).pipe(
+        Layer.provide(redis(idempotency.url))
+      )
+  }
+}
+
+/**
+ * One connection layer per Redis URL: a layer is built once per value within one runtime, so the
+ * idempotency store and the events queue on the same Redis share one connection.
+ */
+const redisConnections = () => {
+  const connections = new Map<string, Layer.Layer<Redis.Redis, MailroomError.Unavailable>>()
+  return (url: string) => {
+    let connection = connections.get(url)
+    if (connection === undefined) {
+      connection = RedisConnection.layer({ url: Redacted.make(url) })
+      connections.set(url, connection)
+    }
+    return connection
   }
 }
 
 /**
  * What building the layers can fail with: a database or an event queue that cannot be opened, an
- * idempotency directory that cannot be created or a Redis that cannot be reached.
+ * idempotency directory that cannot be created or a Redis (for keys or the queue) that cannot be reached.
  */
 type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
 
@@ -214,12 +232,13 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
-  const events = eventsLayer(config.events)
+  const redis = redisConnections()
+  const events = eventsLayer(config.events, redis)
   const layer = Mailroom.layer<LayerError>({
     provider: providerLayer(config.provider),
     store: storageLayer(config.storage, publicUrl),
     organizations: organizations.layer,
-    idempotency: idempotencyLayer(config.idempotency),
+    idempotency: idempotencyLayer(config.idempotency, redis),
     ...optional("events", events),
     attachments: optional("idSecret", config.attachmentIdSecret),
     mailer: {

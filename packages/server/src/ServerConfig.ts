@@ -3,15 +3,22 @@
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
 import { WebhookDelivery, Wire } from "@mailroom/core"
-import { Duration, Effect, Option, Schema } from "effect"
+import { Duration, Option, Schema } from "effect"
+import { decodeKind, decodeWith, nonEmpty } from "./internal/decode.js"
+import {
+  type IdempotencyConfig,
+  idempotencySection,
+  LocalIdempotency,
+  MemoryIdempotency,
+  type QueueConfig,
+  queueSection,
+  RedisIdempotency
+} from "./internal/stores.js"
 
-const nonEmpty = (what: string) =>
-  Schema.String.pipe(
-    Schema.check(Schema.makeFilter((s: string) => (s.trim() === "" ? `${what} must not be empty` : undefined)))
-  )
+export type { IdempotencyConfig, QueueConfig }
+export { LocalIdempotency, MemoryIdempotency, RedisIdempotency }
 
 const Secret = nonEmpty("a secret")
-const Dir = nonEmpty("a directory")
 const Port = Schema.Number.pipe(
   Schema.check(
     Schema.makeFilter((n: number) =>
@@ -46,12 +53,8 @@ export const Events = Schema.Struct({
   webhooks: Schema.optionalKey(
     Schema.Array(Schema.Struct({ organization: Schema.String, url: Url, secret: SecretOrEnv }))
   ),
-  queue: Schema.optionalKey(
-    Schema.Union([
-      Schema.Struct({ kind: Schema.Literal("local"), dir: Dir }),
-      Schema.Struct({ kind: Schema.Literal("memory") })
-    ])
-  ),
+  // {"kind": "local" | "memory" | "redis", ...}: decoded by kind in the events section.
+  queue: Schema.optionalKey(Schema.Unknown),
   retry: Schema.optionalKey(
     Schema.Struct({
       firstDelay: Schema.optionalKey(Time),
@@ -78,7 +81,7 @@ export const Events = Schema.Struct({
 /** The events section with every `{"env"}` secret read and every directory resolved. */
 export interface EventsConfig {
   readonly webhooks: ReadonlyArray<{ readonly organization: string; readonly url: string; readonly secret: string }>
-  readonly queue: { readonly kind: "local"; readonly dir: string } | { readonly kind: "memory" }
+  readonly queue: QueueConfig
   readonly retry: { readonly firstDelay?: string; readonly maxDelay?: string; readonly giveUpAfter?: string }
   readonly timeout: string | undefined
   readonly ses:
@@ -144,34 +147,9 @@ export type OrganizationsSource =
   | { readonly kind: "config" }
   | (Omit<typeof PostgresOrganizations.Type, "url"> & { readonly url: string })
 
-const RedisUrl = Schema.String.pipe(
-  Schema.check(
-    // The URL may hold a password: the message never repeats it.
-    Schema.makeFilter((s: string) =>
-      URL.canParse(s) && /^rediss?:$/.test(new URL(s).protocol) ? undefined : "must be a redis:// or rediss:// URL"
-    )
-  )
-)
-
-/** Where Idempotency-Keys live (DESIGN section 5): decoded by kind, so a mistake names the kind's own fields. */
-export const MemoryIdempotency = Schema.Struct({ kind: Schema.Literal("memory") })
-export const LocalIdempotency = Schema.Struct({ kind: Schema.Literal("local"), dir: Schema.optionalKey(Dir) })
-export const RedisIdempotency = Schema.Struct({
-  kind: Schema.Literal("redis"),
-  /** Default: the REDIS_URL environment variable, so the file need not hold the password. */
-  url: Schema.optionalKey(Schema.Union([RedisUrl, Schema.Struct({ env: nonEmpty("an environment variable name") })])),
-  prefix: Schema.optionalKey(nonEmpty("a key prefix"))
-})
-
-/** The idempotency section with its default filled, its directory resolved and its URL read. */
-export type IdempotencyConfig =
-  | { readonly kind: "memory" }
-  | { readonly kind: "local"; readonly dir: string }
-  | { readonly kind: "redis"; readonly url: string; readonly prefix?: string }
-
 export const LocalStorage = Schema.Struct({
   kind: Schema.Literal("local"),
-  dir: Dir,
+  dir: nonEmpty("a directory"),
   signingSecret: Secret
 })
 export const S3Storage = Schema.Struct({
@@ -193,7 +171,7 @@ export const GcsStorage = Schema.Struct({
 
 export const OutboxProvider = Schema.Struct({
   kind: Schema.Literal("outbox"),
-  dir: Dir,
+  dir: nonEmpty("a directory"),
   sandbox: Schema.optionalKey(
     Schema.Struct({ enabled: Schema.Boolean, verifiedRecipients: Schema.Array(Wire.EmailAddress) })
   ),
@@ -218,7 +196,6 @@ export const PostmarkProvider = Schema.Struct({
 })
 
 const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
-const idempotencies = { memory: MemoryIdempotency, local: LocalIdempotency, redis: RedisIdempotency } as const
 const providers = { outbox: OutboxProvider, ses: SesProvider, postmark: PostmarkProvider } as const
 
 export const ServerConfig = Schema.Struct({
@@ -279,20 +256,6 @@ export class ConfigError extends Error {
   }
 }
 
-/** Decodes one section; problems are prefixed with the section's path in the file. */
-const decodeWith = <S extends Schema.Decoder<unknown>>(schema: S, input: unknown, prefix: string) => {
-  const result = Effect.runSync(Effect.result(Wire.decode(schema)(input)))
-  if (result._tag === "Success") return { value: result.success as S["Type"], problems: [] as ReadonlyArray<string> }
-  const problems = result.failure.errors.map((m) =>
-    m.startsWith("request: ")
-      ? `${prefix || "config"}: ${m.slice(9)}`
-      : prefix === "" || m.startsWith("[")
-        ? `${prefix}${m}`
-        : `${prefix}.${m}`
-  )
-  return { value: undefined, problems }
-}
-
 export interface ParseOptions {
   readonly source?: string
   readonly baseDir?: string
@@ -321,11 +284,22 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   const at = (dir: string) => (isAbsolute(dir) ? dir : resolve(baseDir, dir))
   // Beside local storage: the keys belong with the data of the instance (or of the instances sharing it).
   const besideStorage = storage.kind === "local" ? resolve(at(storage.dir), "..", "idempotency") : undefined
+  const idempotencyConfig: IdempotencyConfig =
+    idempotency === undefined
+      ? besideStorage === undefined
+        ? { kind: "memory" }
+        : { kind: "local", dir: besideStorage }
+      : idempotency.kind === "local"
+        ? {
+            kind: "local",
+            dir: idempotency.dir === undefined ? (besideStorage ?? at(".mailroom/idempotency")) : at(idempotency.dir)
+          }
+        : idempotency
   const decoded = top.value as typeof ServerConfig.Type
   const events =
     decoded.events === undefined
       ? undefined
-      : eventsSection(decoded.events, organizations, organizationsSource, at, env)
+      : eventsSection(decoded.events, organizations, organizationsSource, idempotencyConfig, at, env)
   if (events !== undefined && "problems" in events) throw new ConfigError(source, events.problems)
   const idSecret = decoded.attachments?.idSecret
   let attachmentIdSecret = storage.kind === "local" ? storage.signingSecret : undefined
@@ -344,17 +318,7 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     organizationsSource,
     storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
     provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider,
-    idempotency:
-      idempotency === undefined
-        ? besideStorage === undefined
-          ? { kind: "memory" }
-          : { kind: "local", dir: besideStorage }
-        : idempotency.kind === "local"
-          ? {
-              kind: "local",
-              dir: idempotency.dir === undefined ? (besideStorage ?? at(".mailroom/idempotency")) : at(idempotency.dir)
-            }
-          : idempotency,
+    idempotency: idempotencyConfig,
     events,
     attachmentIdSecret,
     sending: decoded.sending ?? {},
@@ -368,6 +332,7 @@ const eventsSection = (
   section: typeof Events.Type,
   organizations: ReadonlyArray<typeof Organization.Type>,
   organizationsSource: OrganizationsSource,
+  idempotency: IdempotencyConfig,
   at: (dir: string) => string,
   env: Readonly<Record<string, string | undefined>>
 ): EventsConfig | { readonly problems: ReadonlyArray<string> } => {
@@ -432,11 +397,12 @@ const eventsSection = (
   if (section.postmark !== undefined && basicAuth === undefined && header === undefined) {
     problems.push("events.postmark: give basicAuth, header, or both (Postmark signs nothing)")
   }
-  if (problems.length > 0) return { problems }
-  const queue = section.queue ?? { kind: "local", dir: ".mailroom/events" }
+  const queue = queueSection(section.queue, idempotency, at, env)
+  problems.push(...queue.problems)
+  if (problems.length > 0 || queue.value === undefined) return { problems }
   return {
     webhooks,
-    queue: queue.kind === "local" ? { kind: "local", dir: at(queue.dir) } : queue,
+    queue: queue.value,
     retry: section.retry ?? {},
     timeout: section.timeout,
     ses,
@@ -468,65 +434,18 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   return { ...none, organizationsSource: { ...decoded.value, url }, problems: [] }
 }
 
-/** The idempotency section: its kind's fields, and for redis the URL from the file or the environment. */
-const idempotencySection = (
-  decoded: typeof MemoryIdempotency.Type | typeof LocalIdempotency.Type | typeof RedisIdempotency.Type | undefined,
-  env: Readonly<Record<string, string | undefined>>
-): { readonly value?: typeof LocalIdempotency.Type | IdempotencyConfig; readonly problems: ReadonlyArray<string> } => {
-  if (decoded?.kind !== "redis") return decoded === undefined ? { problems: [] } : { value: decoded, problems: [] }
-  const variable = typeof decoded.url === "object" ? decoded.url.env : "REDIS_URL"
-  const url = typeof decoded.url === "string" ? decoded.url : env[variable]
-  if (url === undefined || url.trim() === "") {
-    return {
-      problems: [
-        typeof decoded.url === "object"
-          ? `idempotency.url: the environment variable ${variable} is not set`
-          : "idempotency.url: is required, or set the REDIS_URL environment variable"
-      ]
-    }
-  }
-  if (decodeWith(RedisUrl, url, "").problems.length > 0) {
-    return {
-      problems: [
-        `${typeof decoded.url === "string" ? "idempotency.url" : variable}: must be a redis:// or rediss:// URL`
-      ]
-    }
-  }
-  return {
-    value: { kind: "redis", url, ...(decoded.prefix === undefined ? {} : { prefix: decoded.prefix }) },
-    problems: []
-  }
-}
-
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
-  const section = <K extends string>(name: string, schemas: Record<K, Schema.Decoder<unknown>>) => {
-    const value = record[name]
-    if (value === undefined) return { value: undefined, problems: [] }
-    const kind = typeof value === "object" && value !== null ? (value as { kind?: unknown }).kind : undefined
-    const schema = typeof kind === "string" ? schemas[kind as K] : undefined
-    if (schema === undefined) {
-      return { value: undefined, problems: [`${name}.kind: must be one of ${Object.keys(schemas).join(", ")}`] }
-    }
-    return decodeWith(schema, value, name)
-  }
-  const storage = section("storage", storages)
-  const provider = section("provider", providers)
+  const storage = decodeKind("storage", record.storage, storages)
+  const provider = decodeKind("provider", record.provider, providers)
   const organizations = organizationsSection(record.organizations, env)
-  const idempotencyKind = section("idempotency", idempotencies)
-  const idempotency = idempotencySection(idempotencyKind.value as Parameters<typeof idempotencySection>[0], env)
+  const idempotency = idempotencySection(record.idempotency, env)
   return {
     storage: storage.value as Config["storage"],
     provider: provider.value as Config["provider"],
     organizations: organizations.organizations as Config["organizations"],
     organizationsSource: organizations.organizationsSource,
     idempotency: idempotency.value,
-    problems: [
-      ...organizations.problems,
-      ...storage.problems,
-      ...provider.problems,
-      ...idempotencyKind.problems,
-      ...idempotency.problems
-    ]
+    problems: [...organizations.problems, ...storage.problems, ...provider.problems, ...idempotency.problems]
   }
 }
 

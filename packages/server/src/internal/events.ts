@@ -1,12 +1,13 @@
-// The events section of the config as layers: where events go (webhooks from a durable queue on disk
-// or in memory) and the providers' webhooks the server answers (SES through SNS or EventBridge, Postmark).
-import type { EventSource, MailEvents, Organizations } from "@mailroom/core"
+// The events section of the config as layers: where events go (webhooks from a durable queue on disk,
+// on Redis or in memory) and the providers' webhooks the server answers (SES through SNS or EventBridge, Postmark).
+import type { EventSource, MailEvents, MailroomError, Organizations } from "@mailroom/core"
 import { WebhookDelivery } from "@mailroom/core"
 import { DiskQueueStore } from "@mailroom/local"
 import { PostmarkEventSource } from "@mailroom/postmark"
+import { RedisQueueStore } from "@mailroom/redis"
 import { SesEventSource } from "@mailroom/ses"
 import { type Duration, Layer } from "effect"
-import { PersistedQueue } from "effect/persistence"
+import { PersistedQueue, type Redis } from "effect/persistence"
 import type { EventsConfig } from "../ServerConfig.js"
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
@@ -18,11 +19,27 @@ const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]
  * provider's redelivery can take, so a redelivered record is not queued twice.
  */
 export const eventsLayer = (
-  events: EventsConfig | undefined
-): Layer.Layer<MailEvents.MailEvents, PersistedQueue.PersistedQueueError, Organizations.Organizations> | undefined => {
+  events: EventsConfig | undefined,
+  /** The connection to a Redis URL, the same layer for the same URL so the server opens it once. */
+  redis: (url: string) => Layer.Layer<Redis.Redis, MailroomError.Unavailable>
+):
+  | Layer.Layer<
+      MailEvents.MailEvents,
+      PersistedQueue.PersistedQueueError | MailroomError.Unavailable,
+      Organizations.Organizations
+    >
+  | undefined => {
   if (events === undefined || events.webhooks.length === 0) return undefined
-  const store =
-    events.queue.kind === "local" ? DiskQueueStore.layer({ dir: events.queue.dir }) : PersistedQueue.layerStoreMemory
+  const { queue: config } = events
+  const store: Layer.Layer<
+    PersistedQueue.PersistedQueueStore,
+    PersistedQueue.PersistedQueueError | MailroomError.Unavailable
+  > =
+    config.kind === "local"
+      ? DiskQueueStore.layer({ dir: config.dir })
+      : config.kind === "redis"
+        ? RedisQueueStore.layerRedis(optional("prefix", config.prefix)).pipe(Layer.provide(redis(config.url)))
+        : PersistedQueue.layerStoreMemory
   const queue = Layer.merge(PersistedQueue.layer, PersistedQueue.layerCleanup({ timeToLive: "2 days" })).pipe(
     Layer.provide(store)
   )

@@ -1,0 +1,65 @@
+// Effect's PersistedQueueStore on Redis, so a durable queue (core's WebhookDelivery) is one queue for
+// every instance pointed at that Redis: what one queues, any other can deliver, also after a crash.
+import type { MailroomError } from "@mailroom/core"
+import { Config, Duration, Effect, Layer, type Scope } from "effect"
+import { PersistedQueue, type Redis } from "effect/persistence"
+import * as RedisConnection from "./RedisConnection.js"
+
+export interface Options {
+  /** Prepended to every key the queues write. Default `"mailroom:queue:"`. */
+  readonly prefix?: string
+  /**
+   * How often an idle worker asks Redis for work. Default 1 second: an element queued by this process
+   * wakes its own workers at once, so this is the latency of work queued by another instance, or of a
+   * retry coming due.
+   */
+  readonly pollInterval?: Duration.Input
+  /** How often a worker renews the locks of the elements it is working on. Default 5 seconds. */
+  readonly lockRefreshInterval?: Duration.Input
+  /**
+   * How long a lock lives without renewal. Default 20 seconds. An element whose worker died (a crash,
+   * a SIGKILL) is taken again by another worker once its lock has lapsed: within this plus one
+   * `lockRefreshInterval`. Shorter means faster recovery but a duplicate attempt if a live worker
+   * cannot reach Redis for that long.
+   */
+  readonly lockExpiration?: Duration.Input
+}
+
+export interface ConnectionOptions extends Options, RedisConnection.Options {}
+
+/** The defaults, written out: Effect's own (30 s refresh, 90 s expiry) would leave a crashed attempt for two minutes. */
+const defaults = {
+  prefix: "mailroom:queue:",
+  pollInterval: Duration.seconds(1),
+  lockRefreshInterval: Duration.seconds(5),
+  lockExpiration: Duration.seconds(20)
+} as const
+
+/** The store on the `Redis` service in context; its workers stop when the scope closes. */
+export const make = (
+  options: Options = {}
+): Effect.Effect<PersistedQueue.PersistedQueueStore["Service"], never, Redis.Redis | Scope.Scope> =>
+  PersistedQueue.makeStoreRedis({
+    prefix: options.prefix ?? defaults.prefix,
+    pollInterval: options.pollInterval ?? defaults.pollInterval,
+    lockRefreshInterval: options.lockRefreshInterval ?? defaults.lockRefreshInterval,
+    lockExpiration: options.lockExpiration ?? defaults.lockExpiration
+  })
+
+/** The store on a `Redis` service provided by the caller, e.g. one `RedisConnection.layer` shared with a `RedisIdempotencyStore`. */
+export const layerRedis = (
+  options: Options = {}
+): Layer.Layer<PersistedQueue.PersistedQueueStore, never, Redis.Redis> =>
+  Layer.effect(PersistedQueue.PersistedQueueStore, make(options))
+
+/** The store on its own connection to `url` (`RedisConnection.layer`): a Redis that cannot be reached fails it with `Unavailable`. */
+export const layer = (
+  options: ConnectionOptions
+): Layer.Layer<PersistedQueue.PersistedQueueStore, MailroomError.Unavailable> =>
+  layerRedis(options).pipe(Layer.provide(RedisConnection.layer({ url: options.url })))
+
+/** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
+export const layerConfig = (
+  options: Config.Wrap<ConnectionOptions>
+): Layer.Layer<PersistedQueue.PersistedQueueStore, MailroomError.Unavailable | Config.ConfigError> =>
+  Layer.unwrap(Effect.map(Config.unwrap(options), layer))
