@@ -212,7 +212,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const runtime = ManagedRuntime.make(layer)
   try {
     const handlers = await runtime.runPromise(
-      MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources })
+      MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
     )
     handle = handlers.node
   } catch (cause) {

@@ -31,6 +31,11 @@ export interface Incoming {
 export type Answer = Outgoing | { readonly web: Response }
 
 export interface Options {
+  /**
+   * The origin clients reach this API at, e.g. "https://mail.example.com": `servers` in
+   * `GET /openapi.json`, so generated clients know where to call. Default: none listed.
+   */
+  readonly publicUrl?: string
   /** Prefix of the base variant's paths, e.g. "/mail". Default "". */
   readonly basePath?: string
   /** Prefix before `/v1` of the versioned variant's paths. Default "". */
@@ -91,7 +96,8 @@ const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
 const routes = (
   basePath: string,
   v1BasePath: string,
-  eventSources: ReadonlyArray<EventSource.EventSource>
+  eventSources: ReadonlyArray<EventSource.EventSource>,
+  publicUrl: string | undefined
 ): ReadonlyMap<string, ReadonlyArray<Route>> => {
   const attachments = Attachments.Attachments
   const decodeByKey = Wire.decode(Wire.DownloadByKeyQuery)
@@ -185,8 +191,25 @@ const routes = (
         })
     })
   }
-  const document = OpenApi.document({ basePath, v1BasePath, webhooks: eventSources.map((s) => s.name) })
-  add(`${basePath}/openapi.json`, { method: "GET", variant: "other", run: () => Effect.succeed(ok(200, document)) })
+  let document: Outgoing | undefined
+  add(`${basePath}/openapi.json`, {
+    method: "GET",
+    variant: "other",
+    run: () =>
+      Effect.gen(function* () {
+        document ??= ok(
+          200,
+          OpenApi.document({
+            basePath,
+            v1BasePath,
+            webhooks: eventSources.map((s) => s.name),
+            maxUploadBytes: (yield* attachments).maxUploadBytes,
+            ...(publicUrl === undefined ? {} : { publicUrl })
+          })
+        )
+        return document
+      })
+  })
   return table
 }
 
@@ -201,7 +224,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   const v1BasePath = trimSlash(options.v1BasePath)
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
   const logError = options.logError ?? ((message: string) => console.error(message))
-  const table = routes(basePath, v1BasePath, options.eventSources ?? [])
+  const table = routes(basePath, v1BasePath, options.eventSources ?? [], options.publicUrl)
   // Stores whose URLs point back here (the local disk store) contribute routes; looked up once.
   let storeRoutes: Promise<ObjectStore.StoreRoutes | undefined> | undefined
 
