@@ -37,6 +37,7 @@ export const makeWorld = () => {
     // Like the disk store: the URLs it hands out could be served by this handler under a prefix.
     routes: {
       pathPrefix: "/_store/",
+      methods: ["GET", "PUT"],
       handle: async (request) => {
         if (request.url.endsWith("/_store/endless")) {
           // A download that never ends, to see it released when the client goes away.

@@ -316,6 +316,10 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         )
         const contributed = await storeRoutes
         if (contributed !== undefined && request.pathname.startsWith(`${basePath}${contributed.pathPrefix}`)) {
+          if (!contributed.methods.includes(request.method)) {
+            const allow = contributed.methods.join(", ")
+            return failure("other", 405, [`use ${allow} with a signed URL, not ${request.method}`], { allow })
+          }
           return { web: await contributed.handle(request.toWeb()) }
         }
         return failure("other", 404, [`no route for ${request.method} ${request.pathname}`])
