@@ -1,5 +1,5 @@
-// Requests no client should send: methods the store routes do not serve. Each gets a small JSON
-// answer at a small cost.
+// Requests no client should send: methods the store routes do not serve, bodies nested a million
+// levels deep, or naming 60,000 unknown fields. Each gets a small JSON answer at a small cost.
 import { request } from "node:http"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { keys, makeWorld, type Running, transports, type World } from "./world.js"
@@ -34,6 +34,17 @@ for (const [transport, start] of Object.entries(transports)) {
     })
     afterAll(() => server.close())
 
+    const post = async (path: string, headers: Record<string, string>, body: string) => {
+      const response = await fetch(`${server.url}${path}`, {
+        method: path === "/v1/attachments" ? "DELETE" : "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body
+      })
+      const text = await response.text()
+      return { status: response.status, text, body: JSON.parse(text) as Record<string, unknown> }
+    }
+    const apiKey = { "x-api-key": keys.acme }
+
     // A Web Request cannot carry TRACE or CONNECT, so only the Node handler ever sees them.
     const methods = transport === "Node handler" ? ["TRACE", "PATCH", "DELETE", "PROPFIND"] : ["PATCH", "DELETE"]
     it(`store routes answer ${methods.join(", ")} with 405 {message} and Allow`, async () => {
@@ -45,6 +56,49 @@ for (const [transport, start] of Object.entries(transports)) {
         assert.deepStrictEqual(answer.body, { message: `use GET, PUT with a signed URL, not ${method}` })
       }
       assert.deepStrictEqual(world.control.logged, [])
+    })
+
+    it("a body nested deeper than 32 levels is a 400 in the operation's shape, before it is parsed", async () => {
+      const deep = `${"[".repeat(500_000)}${"]".repeat(500_000)}`
+      assert.deepStrictEqual(await post("/emails", apiKey, deep), {
+        status: 400,
+        text: JSON.stringify({ errors: ["request: the body nests arrays and objects deeper than 32 levels"] }),
+        body: { errors: ["request: the body nests arrays and objects deeper than 32 levels"] }
+      })
+      const v1 = await post("/v1/attachments", { authorization: `Bearer ${keys.acmeToken}` }, `{"a":${deep}}`)
+      assert.deepStrictEqual(
+        [v1.status, v1.body],
+        [400, { message: "the body nests arrays and objects deeper than 32 levels" }]
+      )
+      // 33 levels is one too many; 32 is decoded (and refused for what it says, not for its depth).
+      const nested = (levels: number) => `{"subject":"x","to":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`
+      assert.include((await post("/emails", apiKey, nested(33))).text, "deeper than 32 levels")
+      assert.notInclude((await post("/emails", apiKey, nested(32))).text, "deeper than 32 levels")
+    })
+
+    it("brackets and escaped quotes inside strings do not count as nesting", async () => {
+      const subject = `\\"${"[{".repeat(40)}`
+      const answer = await post(
+        "/emails",
+        apiKey,
+        `{"from":"a@acme.example","to":["b@example.com"],"subject":"${subject}","body":{"text":"x"}}`
+      )
+      assert.strictEqual(answer.status, 201, answer.text)
+      assert.strictEqual(answer.body.subject, `"${"[{".repeat(40)}`)
+    })
+
+    it("60,000 unknown fields get the first 20 problems and a count of the rest", async () => {
+      const fields = Array.from({ length: 60_000 }, (_, i) => `"f${i}":1`).join(",")
+      const answer = await post("/emails", apiKey, `{${fields}}`)
+      assert.strictEqual(answer.status, 400)
+      const errors = answer.body.errors as Array<string>
+      assert.strictEqual(errors.length, 21)
+      // 60,000 unknown fields and the 4 required ones missing.
+      assert.strictEqual(errors[20], "request: and 59984 more problems")
+      assert.isBelow(answer.text.length, 4096)
+      const v1 = await post("/v1/attachments/presign", { authorization: `Bearer ${keys.acmeToken}` }, `{${fields}}`)
+      assert.strictEqual(v1.status, 400)
+      assert.match(String(v1.body.message), /; request: and 59981 more problems$/)
     })
   })
 }

@@ -14,6 +14,7 @@ import {
 } from "@mailroom/core"
 import { Cause, Effect, Exit } from "effect"
 import * as OpenApi from "../OpenApi.js"
+import { maxDepth, nestsDeeperThan } from "./json.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
 
 /** What a transport hands the router. */
@@ -266,6 +267,10 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     if ("status" in read) return read
     const { bytes } = read
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    if (nestsDeeperThan(bytes, maxDepth)) {
+      const message = `the body nests arrays and objects deeper than ${maxDepth} levels`
+      return failure(variant, 400, variant === "emails" ? [`request: ${message}`] : [message])
+    }
     try {
       if (!isUtf8(buffer)) throw new Error("not UTF-8")
       return { value: JSON.parse(buffer.toString("utf8")) }
