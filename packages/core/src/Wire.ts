@@ -3,6 +3,7 @@
 import { Effect, Schema } from "effect"
 import { isEmailAddress } from "./internal/address.js"
 import { maxIdHex } from "./internal/attachmentKey.js"
+import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
 import { ValidationError } from "./MailroomError.js"
 
@@ -119,14 +120,21 @@ const WholeNumber = (message: string) =>
     )
   )
 
+/** A list of at most `maxItems`, checked (cheaply, before its items) by `decode` as well. */
+const list = <S extends Schema.Top>(item: S, atLeastOne?: string) =>
+  Schema.Array(item).pipe(
+    Schema.check(
+      rule((a: ReadonlyArray<unknown>) => a.length <= maxItems, `must contain at most ${maxItems} items`, {
+        maxItems
+      }),
+      ...(atLeastOne === undefined
+        ? []
+        : [rule((a: ReadonlyArray<unknown>) => a.length > 0, atLeastOne, { minItems: 1 })])
+    )
+  )
+
 const recipients = (atLeastOne: boolean) =>
-  atLeastOne
-    ? Schema.Array(EmailAddress).pipe(
-        Schema.check(
-          rule((a: ReadonlyArray<string>) => a.length > 0, "must contain at least 1 recipient", { minItems: 1 })
-        )
-      )
-    : Schema.Array(EmailAddress)
+  list(EmailAddress, atLeastOne ? "must contain at least 1 recipient" : undefined)
 
 // --- POST /emails -------------------------------------------------------------------------------
 
@@ -160,7 +168,7 @@ export const SendEmailRequest = Schema.Struct({
   reply_to: Schema.optionalKey(recipients(false)),
   subject: headerText(998, true),
   body: EmailBody,
-  attachments: Schema.optionalKey(Schema.Array(EmailAttachment))
+  attachments: Schema.optionalKey(list(EmailAttachment))
 }).annotate({ identifier: "SendEmailRequest" })
 export type SendEmailRequest = typeof SendEmailRequest.Type
 
@@ -222,13 +230,24 @@ export const DeleteByIdResponse = Schema.Struct({
 export type DeleteByIdResponse = typeof DeleteByIdResponse.Type
 
 /**
+ * The problems with the size of parsed JSON, before any schema sees it: a list longer than any the
+ * API accepts, or an object with more fields than any has. Empty when it fits. `decode` checks this
+ * first; a transport can check it as soon as it has parsed a body, so that nothing holds on to it.
+ */
+export const sizeProblems: (input: unknown) => ReadonlyArray<string> = oversized
+
+/**
  * Decodes unknown input (a parsed JSON body or a query object) with every problem reported, and
  * unknown fields refused: a misspelt `replyTo` is an error, not a silently dropped field.
  */
 export const decode = <S extends Schema.Decoder<unknown>>(schema: S) => {
   const run = Schema.decodeUnknownEffect(schema)
-  return (input: unknown): Effect.Effect<S["Type"], ValidationError> =>
-    run(input, { errors: "all", onExcessProperty: "error" }).pipe(
+  return (input: unknown): Effect.Effect<S["Type"], ValidationError> => {
+    // Every element of a list a third of a million long would be its own issue: refused whole instead.
+    const tooLarge = oversized(input)
+    if (tooLarge.length > 0) return Effect.fail(new ValidationError({ errors: tooLarge }))
+    return run(input, { errors: "all", onExcessProperty: "error" }).pipe(
       Effect.mapError((error) => new ValidationError({ errors: issueMessages(error.issue) }))
     ) as Effect.Effect<S["Type"], ValidationError>
+  }
 }

@@ -273,7 +273,10 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     }
     try {
       if (!isUtf8(buffer)) throw new Error("not UTF-8")
-      return { value: JSON.parse(buffer.toString("utf8")) }
+      const value: unknown = JSON.parse(buffer.toString("utf8"))
+      // Refused here, synchronously, a third of a million values are garbage before the next tick.
+      const tooLarge = Wire.sizeProblems(value)
+      return tooLarge.length === 0 ? { value } : failure(variant, 400, tooLarge)
     } catch {
       const message = "the body is not valid JSON"
       return failure(variant, 400, variant === "emails" ? [`request: ${message}`] : [message])
