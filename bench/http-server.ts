@@ -1,5 +1,6 @@
 // A server for the HTTP benchmark, in its own process: `router` mounts @mailroom/http's Node handler;
-// `bare` is plain node:http making the same core calls with no router. Prints its port.
+// `bare` is plain node:http making the same core calls with no router; `parse` only JSON.parses
+// each body. Prints its port.
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Attachments, EmailProvider, Mailer, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
@@ -24,7 +25,13 @@ const readJson = (req: IncomingMessage) =>
   new Promise<unknown>((resolve, reject) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))))
+    req.on("end", () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")))
+      } catch (error) {
+        reject(error)
+      }
+    })
     req.on("error", reject)
   })
 
@@ -49,5 +56,20 @@ const bare = () => {
   })
 }
 
-const server = process.argv[2] === "bare" ? bare() : createServer(MailroomHandler.fromLayer(layer).node)
+/** Only reads the body and JSON.parses it: the floor of what any JSON API pays for a request. */
+const parseOnly = () =>
+  createServer(async (req, res) => {
+    let status = 400
+    try {
+      await readJson(req)
+    } catch {
+      status = 400
+    }
+    res.writeHead(status, { "content-type": "application/json" })
+    res.end(JSON.stringify({ errors: ["request: refused"] }))
+  })
+
+const kind = process.argv[2]
+const server =
+  kind === "bare" ? bare() : kind === "parse" ? parseOnly() : createServer(MailroomHandler.fromLayer(layer).node)
 server.listen(0, "127.0.0.1", () => console.log((server.address() as AddressInfo).port))

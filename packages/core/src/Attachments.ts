@@ -25,6 +25,8 @@ export interface Config {
 export const defaultMaxUploadBytes = 25 * 1024 * 1024
 
 export interface Attachments {
+  /** The largest `content_length` a presign accepts: the API's document states it. */
+  readonly maxUploadBytes: number
   readonly presign: (
     principal: Principal,
     request: typeof Wire.PresignRequest.Encoded
@@ -112,6 +114,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     store.delete(key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.fail(notFound(asked))))
 
   return Attachments.of({
+    maxUploadBytes,
     presign: (principal, request) =>
       Effect.gen(function* () {
         const input = yield* decodePresign(request)

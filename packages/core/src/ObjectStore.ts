@@ -61,6 +61,11 @@ export interface ObjectStore {
 export interface StoreRoutes {
   /** Path below the service's origin, such as `/_mailroom/storage/`. */
   readonly pathPrefix: string
+  /**
+   * The methods `handle` answers. Others get a 405 naming these in `Allow`, without reaching the
+   * store: some (TRACE, CONNECT) cannot even be made into a Web Request.
+   */
+  readonly methods: ReadonlyArray<string>
   readonly handle: (request: Request) => Promise<Response>
 }
 

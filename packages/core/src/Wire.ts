@@ -3,6 +3,7 @@
 import { Effect, Schema } from "effect"
 import { isEmailAddress } from "./internal/address.js"
 import { maxIdHex } from "./internal/attachmentKey.js"
+import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
 import { ValidationError } from "./MailroomError.js"
 
@@ -11,69 +12,129 @@ const fails =
   (value: T) =>
     test(value) ? undefined : message
 
+/**
+ * A check and its exact JSON Schema: the OpenAPI document is generated from these schemas and must
+ * refuse what the decoder refuses, and accept what it accepts.
+ */
+const rule = <T>(test: (value: T) => boolean, message: string, jsonSchema: Record<string, unknown>, abort = false) =>
+  Schema.makeFilter(fails(test, message), { toJsonSchema: () => jsonSchema }, abort)
+
+/** Unicode characters, as JSON Schema's minLength and maxLength count them (not UTF-16 units). */
+const atMostCharacters = (s: string, max: number) => {
+  if (s.length <= max) return true
+  let count = 0
+  for (const _ of s) if (++count > max) return false
+  return true
+}
+
 const lineBreak = /[\r\n]/
-const controlExceptTab = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F]/
+const controlRange = "\\u0000-\\u0008\\u000A-\\u001F\\u007F-\\u009F"
+const controlExceptTab = new RegExp(`[${controlRange}]`)
+
+const atext = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+const label = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 
 /** An addr-spec email address: at most 254 characters, internationalised domains accepted. */
 export const EmailAddress = Schema.String.pipe(
-  Schema.check(Schema.makeFilter(fails(isEmailAddress, "must be a valid email address")))
-).annotate({ description: "An email address (addr-spec, no display name)", format: "email" })
+  Schema.check(
+    rule(isEmailAddress, "must be a valid email address", {
+      format: "email",
+      maxLength: 254,
+      // The server's rule in ASCII: a dot-atom of at most 64 characters, at least two DNS labels and
+      // a top-level domain that is not all digits. The server also takes Unicode domains, which
+      // `format: email` does not; give them punycoded to pass a client-side validator.
+      pattern: `^(?=[^@]{1,64}@)${atext}(?:\\.${atext})*@(?:${label}\\.)+(?![0-9]+$)${label}$`
+    })
+  )
+).annotate({ description: "An email address (addr-spec, no display name)" })
 
-/** Text that ends up in a mail header: a line break there would let the caller write headers. */
-const headerText = (maxLength: number) =>
+const blank = (s: string) => s.trim() === ""
+const notBlank = rule((s: string) => !blank(s), "must not be empty", { minLength: 1, pattern: "\\S" })
+
+/**
+ * Text that ends up in a mail header: a line break there would let the caller write headers. One
+ * pattern says everything the checks do (JSON Schema has one `pattern` per schema); String#trim
+ * removes exactly what \s matches, so "not blank" is the lookahead for a \S.
+ */
+const headerText = (maxLength: number, nonEmpty: boolean) =>
   Schema.String.pipe(
     Schema.check(
-      Schema.makeFilter(
-        fails((s: string) => !lineBreak.test(s), "must not contain line breaks"),
-        undefined,
-        true
+      rule((s: string) => !lineBreak.test(s), "must not contain line breaks", {}, true),
+      rule(
+        (s: string) => !controlExceptTab.test(s),
+        "must not contain control characters",
+        nonEmpty
+          ? { minLength: 1, maxLength, pattern: `^(?=[\\s\\S]*\\S)[^${controlRange}]*$` }
+          : { maxLength, pattern: `^[^${controlRange}]*$` }
       ),
-      Schema.makeFilter(fails((s: string) => !controlExceptTab.test(s), "must not contain control characters")),
-      Schema.makeFilter(fails((s: string) => s.length <= maxLength, `must be at most ${maxLength} characters`))
+      rule((s: string) => atMostCharacters(s, maxLength), `must be at most ${maxLength} characters`, {}),
+      ...(nonEmpty ? [rule((s: string) => !blank(s), "must not be empty", {})] : [])
     )
   )
 
-const nonEmpty = Schema.makeFilter(fails((s: string) => s.trim() !== "", "must not be empty"))
-
 const mimeToken = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-const mimeType = new RegExp(
-  `^${mimeToken}/${mimeToken}(?:[ \\t]*;[ \\t]*${mimeToken}=(?:${mimeToken}|"[^"\\\\\\r\\n]*"))*$`
-)
+const mimeTypePattern = `^${mimeToken}/${mimeToken}(?:[ \\t]*;[ \\t]*${mimeToken}=(?:${mimeToken}|"[^"\\\\${controlRange}]*"))*$`
+const mimeType = new RegExp(mimeTypePattern)
 
 /** A MIME type such as `application/pdf` or `text/plain; charset=utf-8`. */
-export const ContentType = headerText(255).pipe(
-  Schema.check(Schema.makeFilter(fails((s: string) => mimeType.test(s), "must be a MIME type such as application/pdf")))
+export const ContentType = Schema.String.pipe(
+  Schema.check(
+    // The MIME type pattern excludes line breaks and control characters, so it says all of this.
+    rule((s: string) => !lineBreak.test(s), "must not contain line breaks", {}, true),
+    rule((s: string) => !controlExceptTab.test(s), "must not contain control characters", {}),
+    rule((s: string) => s.length <= 255, "must be at most 255 characters", { maxLength: 255 }),
+    rule((s: string) => mimeType.test(s), "must be a MIME type such as application/pdf", { pattern: mimeTypePattern })
+  )
 )
 
-const attachmentIdPattern = new RegExp(`^att_[0-9a-f]{1,${maxIdHex}}$`)
+const attachmentIdPattern = `^att_[0-9a-f]{1,${maxIdHex}}$`
+const attachmentIdRegExp = new RegExp(attachmentIdPattern)
 
 /** `att_` followed by hexadecimal characters: the encoded storage key and its tag. */
 export const AttachmentId = Schema.String.pipe(
   Schema.check(
-    Schema.makeFilter(
-      fails(
-        (s: string) => attachmentIdPattern.test(s),
-        `must be att_ followed by 1 to ${maxIdHex} lower-case hexadecimal characters`
-      )
+    rule(
+      (s: string) => attachmentIdRegExp.test(s),
+      `must be att_ followed by 1 to ${maxIdHex} lower-case hexadecimal characters`,
+      { pattern: attachmentIdPattern, maxLength: 4 + maxIdHex }
     )
   )
 )
 
 const StorageKey = Schema.String.pipe(
   Schema.check(
-    Schema.makeFilter(fails((s: string) => s !== "", "must not be empty")),
-    Schema.makeFilter(fails((s: string) => s.length <= 1024, "must be at most 1024 characters"))
+    rule((s: string) => s !== "", "must not be empty", { minLength: 1 }),
+    rule((s: string) => atMostCharacters(s, 1024), "must be at most 1024 characters", { maxLength: 1024 })
   )
 )
 
+/** Whole seconds or bytes: a JSON integer, never a fraction or a string. */
+const WholeNumber = (message: string) =>
+  Schema.Finite.pipe(
+    Schema.check(
+      rule((n: number) => Number.isSafeInteger(n) && n >= 0, message, {
+        type: "integer",
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER
+      })
+    )
+  )
+
+/** A list of at most `maxItems`, checked (cheaply, before its items) by `decode` as well. */
+const list = <S extends Schema.Top>(item: S, atLeastOne?: string) =>
+  Schema.Array(item).pipe(
+    Schema.check(
+      rule((a: ReadonlyArray<unknown>) => a.length <= maxItems, `must contain at most ${maxItems} items`, {
+        maxItems
+      }),
+      ...(atLeastOne === undefined
+        ? []
+        : [rule((a: ReadonlyArray<unknown>) => a.length > 0, atLeastOne, { minItems: 1 })])
+    )
+  )
+
 const recipients = (atLeastOne: boolean) =>
-  atLeastOne
-    ? Schema.Array(EmailAddress).pipe(
-        Schema.check(
-          Schema.makeFilter(fails((a: ReadonlyArray<string>) => a.length > 0, "must contain at least 1 recipient"))
-        )
-      )
-    : Schema.Array(EmailAddress)
+  list(EmailAddress, atLeastOne ? "must contain at least 1 recipient" : undefined)
 
 // --- POST /emails -------------------------------------------------------------------------------
 
@@ -82,17 +143,17 @@ export const EmailBody = Schema.Struct({
   text: Schema.optionalKey(Schema.String)
 }).pipe(
   Schema.check(
-    Schema.makeFilter(
-      fails(
-        (b: { readonly html?: string; readonly text?: string }) => !!b.html || !!b.text,
-        "must contain html or text"
-      )
-    )
+    rule((b: { readonly html?: string; readonly text?: string }) => !!b.html || !!b.text, "must contain html or text", {
+      anyOf: [
+        { required: ["html"], properties: { html: { minLength: 1 } } },
+        { required: ["text"], properties: { text: { minLength: 1 } } }
+      ]
+    })
   )
 )
 
 export const EmailAttachment = Schema.Struct({
-  filename: headerText(255).pipe(Schema.check(nonEmpty)),
+  filename: headerText(255, true),
   key: StorageKey,
   content_type: Schema.optionalKey(ContentType)
 })
@@ -100,14 +161,14 @@ export type EmailAttachment = typeof EmailAttachment.Type
 
 export const SendEmailRequest = Schema.Struct({
   from: EmailAddress,
-  from_name: Schema.optionalKey(headerText(256)),
+  from_name: Schema.optionalKey(headerText(256, false)),
   to: recipients(true),
   cc: Schema.optionalKey(recipients(false)),
   bcc: Schema.optionalKey(recipients(false)),
   reply_to: Schema.optionalKey(recipients(false)),
-  subject: headerText(998).pipe(Schema.check(nonEmpty)),
+  subject: headerText(998, true),
   body: EmailBody,
-  attachments: Schema.optionalKey(Schema.Array(EmailAttachment))
+  attachments: Schema.optionalKey(list(EmailAttachment))
 }).annotate({ identifier: "SendEmailRequest" })
 export type SendEmailRequest = typeof SendEmailRequest.Type
 
@@ -125,29 +186,21 @@ export type SendEmailResponse = typeof SendEmailResponse.Type
 export const PresignRequest = Schema.Struct({
   filename: Schema.String.pipe(
     Schema.check(
-      Schema.makeFilter(fails((s: string) => s.trim() !== "", "must not be empty")),
-      Schema.makeFilter(fails((s: string) => s.length <= 1024, "must be at most 1024 characters"))
+      notBlank,
+      rule((s: string) => atMostCharacters(s, 1024), "must be at most 1024 characters", { maxLength: 1024 })
     )
   ),
   content_type: Schema.optionalKey(ContentType),
   org_id: Schema.optionalKey(Schema.String),
-  content_length: Schema.optionalKey(
-    Schema.Number.pipe(
-      Schema.check(
-        Schema.makeFilter(
-          fails((n: number) => Number.isSafeInteger(n) && n >= 0, "must be a non-negative whole number of bytes")
-        )
-      )
-    )
-  )
+  content_length: Schema.optionalKey(WholeNumber("must be a non-negative whole number of bytes"))
 }).annotate({ identifier: "PresignRequest" })
 export type PresignRequest = typeof PresignRequest.Type
 
 export const PresignResponse = Schema.Struct({
   url: Schema.String,
   key: Schema.String,
-  expires_in: Schema.Number,
-  attachment_id: Schema.String
+  expires_in: WholeNumber("must be a whole number of seconds"),
+  attachment_id: AttachmentId
 }).annotate({ identifier: "PresignResponse" })
 export type PresignResponse = typeof PresignResponse.Type
 
@@ -156,7 +209,7 @@ export const DownloadByIdQuery = Schema.Struct({ attachment_id: AttachmentId })
 
 export const DownloadResponse = Schema.Struct({
   download_url: Schema.String,
-  expires_in: Schema.Number
+  expires_in: WholeNumber("must be a whole number of seconds")
 }).annotate({ identifier: "DownloadResponse" })
 export type DownloadResponse = typeof DownloadResponse.Type
 
@@ -172,9 +225,16 @@ export const DeleteByIdRequest = Schema.Struct({ attachment_id: AttachmentId }).
 
 export const DeleteByIdResponse = Schema.Struct({
   deleted: Schema.Boolean,
-  attachment_id: Schema.String
+  attachment_id: AttachmentId
 }).annotate({ identifier: "DeleteByIdResponse" })
 export type DeleteByIdResponse = typeof DeleteByIdResponse.Type
+
+/**
+ * The problems with the size of parsed JSON, before any schema sees it: a list longer than any the
+ * API accepts, or an object with more fields than any has. Empty when it fits. `decode` checks this
+ * first; a transport can check it as soon as it has parsed a body, so that nothing holds on to it.
+ */
+export const sizeProblems: (input: unknown) => ReadonlyArray<string> = oversized
 
 /**
  * Decodes unknown input (a parsed JSON body or a query object) with every problem reported, and
@@ -182,8 +242,12 @@ export type DeleteByIdResponse = typeof DeleteByIdResponse.Type
  */
 export const decode = <S extends Schema.Decoder<unknown>>(schema: S) => {
   const run = Schema.decodeUnknownEffect(schema)
-  return (input: unknown): Effect.Effect<S["Type"], ValidationError> =>
-    run(input, { errors: "all", onExcessProperty: "error" }).pipe(
+  return (input: unknown): Effect.Effect<S["Type"], ValidationError> => {
+    // Every element of a list a third of a million long would be its own issue: refused whole instead.
+    const tooLarge = oversized(input)
+    if (tooLarge.length > 0) return Effect.fail(new ValidationError({ errors: tooLarge }))
+    return run(input, { errors: "all", onExcessProperty: "error" }).pipe(
       Effect.mapError((error) => new ValidationError({ errors: issueMessages(error.issue) }))
     ) as Effect.Effect<S["Type"], ValidationError>
+  }
 }

@@ -28,6 +28,21 @@ const address254 = `${"a".repeat(64)}@${"b".repeat(63)}.${"c".repeat(63)}.${"d".
 const address255 = `${"a".repeat(64)}@${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(58)}.com`
 
 describe("Wire.SendEmailRequest", () => {
+  it.effect("a list over 1000 items or an object over 64 fields is one problem, not one per element", () =>
+    Effect.gen(function* () {
+      const bad = Array.from({ length: 1001 }, () => 1)
+      assert.deepStrictEqual(yield* errorsOf(decodeSend(sendWith({ to: bad }))), [
+        "to: must contain at most 1000 items"
+      ])
+      const fields = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`f${i}`, 1]))
+      assert.deepStrictEqual(yield* errorsOf(decodeSend(sendWith({ body: fields }))), [
+        "body: has 65 fields, more than any object of the API"
+      ])
+      const many = Array.from({ length: 1000 }, (_, i) => `r${i}@example.com`)
+      assert.deepStrictEqual((yield* decodeSend(sendWith({ to: many }))).to, many)
+    })
+  )
+
   it.effect("a valid request decodes to the same value", () =>
     Effect.gen(function* () {
       const request = {

@@ -15,8 +15,17 @@ const shapes = {
   message: { type: "object", required: ["message"], properties: { message: { type: "string" } } }
 } as const
 
-const errorResponse = (shape: keyof typeof shapes, description: string) => ({
+const retryAfter = (required: boolean) => ({
+  "Retry-After": {
+    description: "Whole seconds to wait before trying again",
+    required,
+    schema: { type: "integer", minimum: 1 }
+  }
+})
+
+const errorResponse = (shape: keyof typeof shapes, description: string, headers?: ReturnType<typeof retryAfter>) => ({
   description,
+  ...(headers === undefined ? {} : { headers }),
   content: { "application/json": { schema: { $ref: `#/components/schemas/${shape}Body` } } }
 })
 
@@ -30,7 +39,11 @@ const success = (status: string, ref: string, description: string) => ({
 })
 
 export interface DocumentOptions {
+  /** The origin clients reach the service at, e.g. "https://mail.example.com": the document's `servers`. */
+  readonly publicUrl?: string
   readonly basePath?: string
+  /** The largest `content_length` a presign accepts (core's `Attachments` says). Default 25 MiB. */
+  readonly maxUploadBytes?: number
   readonly v1BasePath?: string
   /** Names of the providers' delivery webhooks served at `POST {basePath}/webhooks/{name}`. */
   readonly webhooks?: ReadonlyArray<string>
@@ -84,12 +97,22 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     Object.assign(components, generated.definitions)
     if (!(name in generated.definitions)) components[name] = generated.schema
   }
+  // The limit is configuration, not schema: the decoder checks it after the schema does.
+  const presignRequest = components.PresignRequest as { properties: Record<string, Record<string, unknown>> }
+  presignRequest.properties.content_length = {
+    ...presignRequest.properties.content_length,
+    maximum: options.maxUploadBytes ?? 25 * 1024 * 1024
+  }
   const apiKey = [{ apiKey: [] }]
   const bearer = [{ bearer: [] }]
   // Every authenticated operation: an unreachable organisations store is a 503, never a 401.
   const unauthorized = (shape: keyof typeof shapes, unavailableShape: keyof typeof shapes = shape) => ({
     "401": errorResponse(shape, "Missing, invalid or revoked credential"),
-    "503": errorResponse(unavailableShape, "The credential cannot be checked right now; nothing was done")
+    "503": errorResponse(
+      unavailableShape,
+      "The credential cannot be checked, or the store reached, right now; nothing was done",
+      retryAfter(false)
+    )
   })
   const presign = (
     security: ReadonlyArray<Record<string, ReadonlyArray<string>>>,
@@ -112,7 +135,14 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
   })
   const baseAttachment = (status: string): keyof typeof shapes =>
     ["401", "404", "500"].includes(status) ? "message" : "error"
-  const keyQuery = [{ name: "key", in: "query", required: true, schema: { type: "string" } }]
+  const query = (name: string, schema: Schema.Top) => ({
+    name,
+    in: "query",
+    required: true,
+    schema: Schema.toJsonSchemaDocument(schema).schema
+  })
+  const keyQuery = [query("key", Wire.DownloadByKeyQuery.fields.key)]
+  const publicUrl = options.publicUrl?.replace(/\/+$/, "")
   const text = JSON.stringify({
     openapi: "3.1.0",
     info: {
@@ -120,6 +150,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
       version: "1.0.0",
       description: "Transactional email with attachments kept in private object storage."
     },
+    ...(publicUrl === undefined || publicUrl === "" ? {} : { servers: [{ url: publicUrl }] }),
     paths: {
       [`${base}/emails`]: {
         post: {
@@ -130,7 +161,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
               name: "Idempotency-Key",
               in: "header",
               required: false,
-              schema: { type: "string", maxLength: 256 },
+              schema: { type: "string", minLength: 1, maxLength: 256, pattern: "^[\\x21-\\x7e]+$" },
               description: "Same key and body within 24 h replays the first response (Idempotent-Replayed: true)"
             }
           ],
@@ -143,11 +174,12 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
             "413": errorResponse("error", "Body too large"),
             "415": errorResponse("error", "Body is not application/json"),
             "422": errorResponse("error", "The sender domain is not verified, or the provider rejected the message"),
-            "429": errorResponse("error", "Rate limited by the provider (see Retry-After)"),
+            "429": errorResponse("error", "Rate limited by the provider", retryAfter(true)),
             "500": errorResponse("error", "Internal error"),
             "503": errorResponse(
               "error",
-              "Sending is paused, the provider is unavailable, or the credential cannot be checked right now"
+              "Sending is paused, the provider is unavailable, or the credential cannot be checked right now",
+              retryAfter(false)
             )
           }
         }
@@ -186,20 +218,25 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
         get: {
           summary: "A temporary download URL for an attachment id",
           security: bearer,
-          parameters: [
-            {
-              name: "attachment_id",
-              in: "query",
-              required: true,
-              schema: { type: "string", pattern: "^att_[0-9a-f]+$" }
-            }
-          ],
+          parameters: [query("attachment_id", Wire.DownloadByIdQuery.fields.attachment_id)],
           responses: {
             ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
             "400": errorResponse("message", "Invalid attachment_id"),
             ...unauthorized("message"),
             "404": errorResponse("message", "No such attachment of this organisation"),
             "500": errorResponse("message", "Internal error")
+          }
+        }
+      },
+      [`${base}/openapi.json`]: {
+        get: {
+          summary: "This document",
+          security: [],
+          responses: {
+            "200": {
+              description: "The OpenAPI 3.1 document of both API variants",
+              content: { "application/json": { schema: { type: "object", required: ["openapi", "paths"] } } }
+            }
           }
         }
       },
@@ -214,6 +251,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
             "400": errorResponse("message", "Invalid request"),
             ...unauthorized("message"),
             "404": errorResponse("message", "Attachment not found"),
+            "413": errorResponse("message", "Body too large"),
+            "415": errorResponse("message", "Body is not application/json"),
             "500": errorResponse("message", "Internal error")
           }
         }

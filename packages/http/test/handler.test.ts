@@ -519,6 +519,7 @@ for (const [transport, start] of Object.entries(transports)) {
           "/attachments/download",
           "/attachments/presign",
           "/emails",
+          "/openapi.json",
           "/v1/attachments",
           "/v1/attachments/download",
           "/v1/attachments/presign"

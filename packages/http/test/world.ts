@@ -33,9 +33,11 @@ export const makeWorld = () => {
     ...memory,
     head: (key) => (control.storeBroken ? broken : memory.head(key)),
     presignPut: (options) => (control.storeBroken ? broken : memory.presignPut(options)),
+    delete: (key) => (control.storeBroken ? broken : memory.delete(key)),
     // Like the disk store: the URLs it hands out could be served by this handler under a prefix.
     routes: {
       pathPrefix: "/_store/",
+      methods: ["GET", "PUT"],
       handle: async (request) => {
         if (request.url.endsWith("/_store/endless")) {
           // A download that never ends, to see it released when the client goes away.

@@ -360,7 +360,7 @@ export const make = (options: Options): DiskObjectStore => {
     get,
     put,
     delete: remove,
-    routes: { pathPrefix, handle }
+    routes: { pathPrefix, methods: ["GET", "PUT"], handle }
   }
 }
 

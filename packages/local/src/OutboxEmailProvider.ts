@@ -104,20 +104,23 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
   const render = (email: EmailProvider.OutboundEmail, messageId: string) =>
     Effect.tryPromise({
       try: async (): Promise<{ readonly raw: Uint8Array; readonly sidecar: Sidecar }> => {
+        // The composer writes ASCII as it is, so text that reads as an encoded-word is encoded first.
         const composer = new MailComposer({
           from:
-            email.from.name === undefined ? email.from.address : { name: email.from.name, address: email.from.address },
+            email.from.name === undefined
+              ? email.from.address
+              : { name: EmailProvider.headerText(email.from.name), address: email.from.address },
           to: [...email.to],
           cc: [...email.cc],
           bcc: [...email.bcc],
           replyTo: [...email.replyTo],
-          subject: email.subject,
+          subject: EmailProvider.headerText(email.subject),
           messageId: messageIdHeader(messageId),
           date: new Date(),
           ...(email.text === undefined ? {} : { text: email.text }),
           ...(email.html === undefined ? {} : { html: email.html }),
           attachments: email.attachments.map((a) => ({
-            filename: a.filename,
+            filename: EmailProvider.headerText(a.filename),
             contentType: a.contentType,
             content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength)
           })),

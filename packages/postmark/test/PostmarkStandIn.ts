@@ -314,11 +314,12 @@ const toReceived = (fields: Readonly<Record<string, unknown>>): ReceivedEmail =>
     cc: list("Cc").map((m) => m.address),
     bcc: list("Bcc").map((m) => m.address),
     replyTo: list("ReplyTo").map((m) => m.address),
-    subject: fields.Subject as string,
+    // Postmark writes an ASCII Subject and file name as they are; a recipient's parser decodes them.
+    subject: decodeWords(fields.Subject as string),
     text: text("TextBody"),
     html: text("HtmlBody"),
     attachments: attachments.map((a) => ({
-      filename: a.Name,
+      filename: decodeWords(a.Name),
       contentType: a.ContentType,
       content: new Uint8Array(Buffer.from(a.Content, "base64"))
     }))

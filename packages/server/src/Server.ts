@@ -1,7 +1,7 @@
 // The standalone service: builds the layers a config names, serves both API variants on one
 // node:http server, logs one line per request, and shuts down gracefully.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
+import type { AddressInfo, Socket } from "node:net"
 import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { GcsObjectStore } from "@mailroom/gcs"
 import { MailroomHandler } from "@mailroom/http"
@@ -165,6 +165,39 @@ const within = (promise: Promise<unknown>, ms: number) =>
     )
   })
 
+/** What Node's parser refused, as the API's clients expect it: a status and a JSON {message}. */
+const clientErrorAnswer = (code: string | undefined): readonly [number, string] => {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return [431, "the request line or headers are larger than the server accepts"]
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return [408, "the request took too long to arrive"]
+    default:
+      return [400, "the request is not valid HTTP/1.1"]
+  }
+}
+
+/**
+ * Node answers a request its parser refuses with an empty body; this writes the same status with a
+ * JSON body, as every other answer of the API has. Nothing is written when the socket cannot take
+ * it or an answer is already under way on it.
+ */
+const answerClientError = (error: Error & { readonly code?: string }, socket: Socket) => {
+  const current = (socket as Socket & { readonly _httpMessage?: ServerResponse })._httpMessage
+  if (error.code === "ECONNRESET" || !socket.writable || current?.headersSent === true) {
+    socket.destroy()
+    return
+  }
+  const [status, message] = clientErrorAnswer(error.code)
+  const body = JSON.stringify({ message })
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      "content-type: application/json; charset=utf-8\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`
+  )
+}
+
 /** Starts the service for a checked config. Rejects with a ConfigError when the layers cannot be built from it. */
 export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
   const log = options.log ?? ((line: string) => console.log(line))
@@ -221,6 +254,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
       })
     }
   )
+  server.on("clientError", answerClientError)
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(config.port, host, () => {
@@ -250,7 +284,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const runtime = ManagedRuntime.make(layer)
   try {
     const handlers = await runtime.runPromise(
-      MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources })
+      MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
     )
     handle = handlers.node
   } catch (cause) {

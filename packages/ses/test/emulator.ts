@@ -31,6 +31,8 @@ export interface StoredEmail {
 
 interface ParsedMail {
   readonly from?: { readonly value: ReadonlyArray<{ readonly address?: string; readonly name: string }> }
+  readonly subject?: string
+  readonly attachments: ReadonlyArray<{ readonly filename?: string }>
 }
 
 // mailparser is the emulator's own dependency (pinned to 3.9.12); it is reached through the emulator
@@ -107,21 +109,41 @@ export const parseFrom = (from: string) =>
     }
   })
 
+/**
+ * SES writes the Subject and each attachment's file name into the message it sends, ASCII as it is;
+ * what a recipient sees is what a MIME parser reads out of them there.
+ */
+const asReceived = (subject: string, filenames: ReadonlyArray<string>) =>
+  Effect.promise(async () => {
+    const parts = filenames.map((name) => `--b\r\nContent-Disposition: attachment; filename="${name}"\r\n\r\nx\r\n`)
+    const parsed = await simpleParser(
+      Buffer.from(
+        `Subject: ${subject}\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n${parts.join("")}--b--\r\n`,
+        "utf8"
+      )
+    )
+    return { subject: parsed.subject ?? "", filenames: parsed.attachments.map((a) => a.filename ?? "") }
+  })
+
 export const read = (messageId: string): Effect.Effect<ReceivedEmail, never, Emulator> =>
   Effect.gen(function* () {
     const email = yield* stored(messageId)
     const { address, name } = yield* parseFrom(email.from)
+    const seen = yield* asReceived(
+      email.subject,
+      email.attachments.map((a) => a.filename)
+    )
     return {
       from: name === undefined ? { address } : { address, name },
       to: email.destination.to,
       cc: email.destination.cc,
       bcc: email.destination.bcc,
       replyTo: email.replyTo,
-      subject: email.subject,
+      subject: seen.subject,
       text: email.body.text,
       html: email.body.html,
-      attachments: email.attachments.map((a) => ({
-        filename: a.filename,
+      attachments: email.attachments.map((a, i) => ({
+        filename: seen.filenames[i] ?? "",
         contentType: a.contentType,
         content: new Uint8Array(Buffer.from(a.content, "base64"))
       }))

@@ -119,6 +119,28 @@ export const EmailProviderSuite = <R = never>(name: string, options: EmailProvid
         })
       )
 
+      it.effect("text that reads as an RFC 2047 encoded-word arrives exactly as sent", () =>
+        Effect.gen(function* () {
+          // A parser shows "=?utf-8?q?x?=" as "x" unless the provider encodes it.
+          const received = yield* roundTrip(
+            message({
+              from: { address: from, name: "=?utf-8?q?Support?=" },
+              subject: "Re: =?utf-8?q?x?= and =?UTF-8?B?eQ==?=",
+              text: "x",
+              attachments: [
+                { filename: "=?utf-8?q?a?=.pdf", contentType: "application/pdf", content: new Uint8Array([1]) }
+              ]
+            })
+          )
+          assert.strictEqual(received.from.name, "=?utf-8?q?Support?=")
+          assert.strictEqual(received.subject, "Re: =?utf-8?q?x?= and =?UTF-8?B?eQ==?=")
+          assert.deepStrictEqual(
+            received.attachments.map((a) => a.filename),
+            ["=?utf-8?q?a?=.pdf"]
+          )
+        })
+      )
+
       it.effect("several attachments keep their names, types and exact bytes", () =>
         Effect.gen(function* () {
           const pdf = new Uint8Array(randomBytes(48_123))

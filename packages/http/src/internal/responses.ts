@@ -19,13 +19,22 @@ const json = (status: number, value: unknown, headers: Record<string, string> = 
 
 export const ok = (status: number, value: unknown, headers: Record<string, string> = {}) => json(status, value, headers)
 
+/** The most problems one answer lists: a body with 60,000 unknown fields gets 20 and a count. */
+export const maxProblems = 20
+
+const bounded = (messages: ReadonlyArray<string>) =>
+  messages.length <= maxProblems
+    ? messages
+    : [...messages.slice(0, maxProblems), `request: and ${messages.length - maxProblems} more problems`]
+
 /** An error in the operation's own shape: one message per problem where the shape allows a list. */
 export const failure = (
   variant: Variant,
   status: number,
-  messages: ReadonlyArray<string>,
+  all: ReadonlyArray<string>,
   headers: Record<string, string> = {}
 ): Outgoing => {
+  const messages = bounded(all)
   if (variant === "emails" && status === 400) return json(status, { errors: messages }, headers)
   const message = messages.join("; ")
   const messageShape =

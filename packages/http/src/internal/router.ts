@@ -14,6 +14,7 @@ import {
 } from "@mailroom/core"
 import { Cause, Effect, Exit } from "effect"
 import * as OpenApi from "../OpenApi.js"
+import { maxDepth, nestsDeeperThan } from "./json.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
 
 /** What a transport hands the router. */
@@ -31,6 +32,11 @@ export interface Incoming {
 export type Answer = Outgoing | { readonly web: Response }
 
 export interface Options {
+  /**
+   * The origin clients reach this API at, e.g. "https://mail.example.com": `servers` in
+   * `GET /openapi.json`, so generated clients know where to call. Default: none listed.
+   */
+  readonly publicUrl?: string
   /** Prefix of the base variant's paths, e.g. "/mail". Default "". */
   readonly basePath?: string
   /** Prefix before `/v1` of the versioned variant's paths. Default "". */
@@ -91,7 +97,8 @@ const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
 const routes = (
   basePath: string,
   v1BasePath: string,
-  eventSources: ReadonlyArray<EventSource.EventSource>
+  eventSources: ReadonlyArray<EventSource.EventSource>,
+  publicUrl: string | undefined
 ): ReadonlyMap<string, ReadonlyArray<Route>> => {
   const attachments = Attachments.Attachments
   const decodeByKey = Wire.decode(Wire.DownloadByKeyQuery)
@@ -185,8 +192,25 @@ const routes = (
         })
     })
   }
-  const document = OpenApi.document({ basePath, v1BasePath, webhooks: eventSources.map((s) => s.name) })
-  add(`${basePath}/openapi.json`, { method: "GET", variant: "other", run: () => Effect.succeed(ok(200, document)) })
+  let document: Outgoing | undefined
+  add(`${basePath}/openapi.json`, {
+    method: "GET",
+    variant: "other",
+    run: () =>
+      Effect.gen(function* () {
+        document ??= ok(
+          200,
+          OpenApi.document({
+            basePath,
+            v1BasePath,
+            webhooks: eventSources.map((s) => s.name),
+            maxUploadBytes: (yield* attachments).maxUploadBytes,
+            ...(publicUrl === undefined ? {} : { publicUrl })
+          })
+        )
+        return document
+      })
+  })
   return table
 }
 
@@ -201,7 +225,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   const v1BasePath = trimSlash(options.v1BasePath)
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
   const logError = options.logError ?? ((message: string) => console.error(message))
-  const table = routes(basePath, v1BasePath, options.eventSources ?? [])
+  const table = routes(basePath, v1BasePath, options.eventSources ?? [], options.publicUrl)
   // Stores whose URLs point back here (the local disk store) contribute routes; looked up once.
   let storeRoutes: Promise<ObjectStore.StoreRoutes | undefined> | undefined
 
@@ -243,9 +267,16 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     if ("status" in read) return read
     const { bytes } = read
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    if (nestsDeeperThan(bytes, maxDepth)) {
+      const message = `the body nests arrays and objects deeper than ${maxDepth} levels`
+      return failure(variant, 400, variant === "emails" ? [`request: ${message}`] : [message])
+    }
     try {
       if (!isUtf8(buffer)) throw new Error("not UTF-8")
-      return { value: JSON.parse(buffer.toString("utf8")) }
+      const value: unknown = JSON.parse(buffer.toString("utf8"))
+      // Refused here, synchronously, a third of a million values are garbage before the next tick.
+      const tooLarge = Wire.sizeProblems(value)
+      return tooLarge.length === 0 ? { value } : failure(variant, 400, tooLarge)
     } catch {
       const message = "the body is not valid JSON"
       return failure(variant, 400, variant === "emails" ? [`request: ${message}`] : [message])
@@ -293,6 +324,10 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         )
         const contributed = await storeRoutes
         if (contributed !== undefined && request.pathname.startsWith(`${basePath}${contributed.pathPrefix}`)) {
+          if (!contributed.methods.includes(request.method)) {
+            const allow = contributed.methods.join(", ")
+            return failure("other", 405, [`use ${allow} with a signed URL, not ${request.method}`], { allow })
+          }
           return { web: await contributed.handle(request.toWeb()) }
         }
         return failure("other", 404, [`no route for ${request.method} ${request.pathname}`])

@@ -1,37 +1,20 @@
 // Builds the JSON body of Postmark's `POST /email` from core's normalised message: the sender with its
 // display name, comma-separated recipient lists, the bodies, and base64 attachments.
-import type { EmailProvider } from "@mailroom/core"
+import { EmailProvider } from "@mailroom/core"
 import type { Message } from "postmark"
-
-const encoder = new TextEncoder()
-
-/**
- * RFC 2047 encoded-words for a display name. Each word carries at most 45 UTF-8 bytes (60 base64
- * characters), so no word exceeds the 75 characters the RFC allows, and no character is split.
- */
-const encodedWords = (name: string): string => {
-  const words: Array<string> = []
-  let chunk = ""
-  for (const char of name) {
-    if (encoder.encode(chunk + char).byteLength > 45) {
-      words.push(chunk)
-      chunk = ""
-    }
-    chunk += char
-  }
-  if (chunk !== "") words.push(chunk)
-  return words.map((word) => `=?UTF-8?B?${Buffer.from(word, "utf8").toString("base64")}?=`).join(" ")
-}
 
 /**
  * `"Name" <address>`, the form Postmark documents, with the name as UTF-8 (Postmark encodes the header
  * itself). Postmark's parser does not read backslash escapes inside a quoted name: a `"` or `\` there is
  * refused ("Unclosed quoted string"), so such a name, or one with a control character, goes as
- * RFC 2047 encoded-words instead, which are plain ASCII atoms to any parser.
+ * RFC 2047 encoded-words instead, which are plain ASCII atoms to any parser. So does a name that
+ * would itself read as an encoded-word: parsers decode one even inside quotes.
  */
 export const formatSender = ({ address, name }: EmailProvider.Sender): string => {
   if (name === undefined || name === "") return address
-  return /["\\\p{Cc}]/u.test(name) ? `${encodedWords(name)} <${address}>` : `"${name}" <${address}>`
+  return /["\\\p{Cc}]/u.test(name) || EmailProvider.headerText(name) !== name
+    ? `${EmailProvider.encodedWords(name)} <${address}>`
+    : `"${name}" <${address}>`
 }
 
 const list = (addresses: ReadonlyArray<string>) => addresses.join(", ")
@@ -44,7 +27,8 @@ export const toPostmarkMessage = (email: EmailProvider.OutboundEmail, messageStr
   ...(email.cc.length > 0 ? { Cc: list(email.cc) } : {}),
   ...(email.bcc.length > 0 ? { Bcc: list(email.bcc) } : {}),
   ...(email.replyTo.length > 0 ? { ReplyTo: list(email.replyTo) } : {}),
-  Subject: email.subject,
+  // Postmark encodes only what is not ASCII: text that reads as an encoded-word is encoded first.
+  Subject: EmailProvider.headerText(email.subject),
   ...(email.html !== undefined ? { HtmlBody: email.html } : {}),
   ...(email.text !== undefined ? { TextBody: email.text } : {}),
   MessageStream: messageStream,
@@ -55,7 +39,7 @@ export const toPostmarkMessage = (email: EmailProvider.OutboundEmail, messageStr
   ...(email.attachments.length > 0
     ? {
         Attachments: email.attachments.map((attachment) => ({
-          Name: attachment.filename,
+          Name: EmailProvider.headerText(attachment.filename),
           Content: base64(attachment.content),
           ContentType: attachment.contentType,
           ContentID: null

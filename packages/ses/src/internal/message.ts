@@ -2,7 +2,7 @@
 // From header SES accepts (7-bit ASCII, RFC 2047 display name), punycoded domains and UTF-8 parts.
 import { domainToASCII } from "node:url"
 import type { Attachment, SendEmailCommandInput } from "@aws-sdk/client-sesv2"
-import type { EmailProvider } from "@mailroom/core"
+import { EmailProvider } from "@mailroom/core"
 
 const asciiOnly = /^[\x00-\x7f]*$/
 const printableAscii = /^[\x20-\x7e]*$/
@@ -20,35 +20,16 @@ export const asciiAddress = (address: string): string => {
   return ascii === "" ? address : `${address.slice(0, at)}@${ascii}`
 }
 
-// "=?UTF-8?B?" + "?=" leave 63 of RFC 2047's 75 characters for base64, which holds 45 bytes.
-const maxBytesPerWord = 45
-
-/** RFC 2047 encoded-words, never splitting a character across two words. */
-export const encodedWords = (text: string): string => {
-  const words: Array<string> = []
-  let word = ""
-  let bytes = 0
-  for (const character of text) {
-    const size = Buffer.byteLength(character, "utf8")
-    if (bytes + size > maxBytesPerWord && word !== "") {
-      words.push(word)
-      word = ""
-      bytes = 0
-    }
-    word += character
-    bytes += size
-  }
-  if (word !== "") words.push(word)
-  return words.map((w) => `=?UTF-8?B?${Buffer.from(w, "utf8").toString("base64")}?=`).join(" ")
-}
-
 /**
  * The display name as a header phrase. A printable ASCII name is always quoted, so a comma or an `@`
  * in it can never split the address; anything else is encoded, since an encoded-word must not sit
- * inside quotes.
+ * inside quotes. A name that would itself read as an encoded-word is encoded too: parsers decode
+ * one even inside quotes.
  */
 export const displayName = (name: string): string =>
-  printableAscii.test(name) ? `"${name.replace(/(["\\])/g, "\\$1")}"` : encodedWords(name)
+  printableAscii.test(name) && EmailProvider.headerText(name) === name
+    ? `"${name.replace(/(["\\])/g, "\\$1")}"`
+    : EmailProvider.encodedWords(name)
 
 export const fromAddress = (from: EmailProvider.Sender): string => {
   const address = asciiAddress(from.address)
@@ -60,7 +41,7 @@ const contentTypeOf = (contentType: string): string =>
   contentType.length <= 78 ? contentType : (contentType.split(";")[0]?.trim() ?? contentType)
 
 const attachmentOf = (attachment: EmailProvider.OutboundAttachment): Attachment => ({
-  FileName: attachment.filename,
+  FileName: EmailProvider.headerText(attachment.filename),
   RawContent: attachment.content,
   ContentType: contentTypeOf(attachment.contentType),
   ContentDisposition: "ATTACHMENT",
@@ -91,7 +72,8 @@ export const sendEmailInput = (
     ...(replyTo === undefined ? {} : { ReplyToAddresses: replyTo }),
     Content: {
       Simple: {
-        Subject: utf8(email.subject),
+        // SES writes an ASCII subject as it is: one that reads as an encoded-word is encoded first.
+        Subject: utf8(EmailProvider.headerText(email.subject)),
         Body: {
           ...(email.text === undefined ? {} : { Text: utf8(email.text) }),
           ...(email.html === undefined ? {} : { Html: utf8(email.html) })

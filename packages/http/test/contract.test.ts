@@ -1,0 +1,258 @@
+// GET /openapi.json is the contract: every answer of a scripted flow, successes and every error,
+// must be one the document lists, in the shape it gives; and the document accepts what the server does.
+
+import { ProviderError } from "@mailroom/core"
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { Duration } from "effect"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { OpenApi } from "../src/index.js"
+import { type Document, makeContract, type Observed } from "./contract.js"
+import { keys, makeWorld, type Running, transports, type World } from "./world.js"
+
+const publicUrl = "https://mail.example.test"
+const maxBodyBytes = 16 * 1024
+
+it("the served document is a valid OpenAPI 3.1 document, with the public URL as its server", async () => {
+  const validator = new Validator()
+  const result = await validator.validate(OpenApi.document({ publicUrl: `${publicUrl}/`, webhooks: ["ses"] }) as never)
+  assert.isTrue(result.valid, JSON.stringify(result.errors))
+  assert.strictEqual(validator.version, "3.1")
+  assert.deepStrictEqual((OpenApi.document({ publicUrl }) as unknown as Document).servers, [{ url: publicUrl }])
+})
+
+const message = {
+  from: "billing@acme.example",
+  to: ["alice@example.com"],
+  subject: "Your invoice",
+  body: { text: "See attached." }
+}
+
+const failing = (reason: ProviderError.ProviderError["reason"]) =>
+  new ProviderError.ProviderError({ provider: "test", reason })
+
+for (const [transport, start] of Object.entries(transports)) {
+  describe(transport, () => {
+    let world: World
+    let server: Running
+    let document: Document
+    const observed: Array<Observed> = []
+    beforeAll(async () => {
+      world = makeWorld()
+      server = await start(world, { maxBodyBytes, publicUrl })
+      document = (await (await fetch(`${server.url}/openapi.json`)).json()) as Document
+    })
+    afterAll(() => server.close())
+
+    /** One request; its answer is kept to be checked against the document. */
+    const call = async (
+      method: string,
+      path: string,
+      init: { headers?: Record<string, string>; query?: string; body?: unknown; raw?: string; type?: string } = {}
+    ) => {
+      const body = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
+      const response = await fetch(`${server.url}${path}${init.query ?? ""}`, {
+        method,
+        headers: {
+          ...(body === undefined ? {} : { "content-type": init.type ?? "application/json" }),
+          ...init.headers
+        },
+        ...(body === undefined ? {} : { body })
+      })
+      const text = await response.text()
+      const answer = { method, path, status: response.status, headers: response.headers, body: JSON.parse(text) }
+      observed.push(answer)
+      return answer
+    }
+    const apiKey = { "x-api-key": keys.acme }
+    const bearer = { authorization: `Bearer ${keys.acmeToken}` }
+    const upload = async (path: string, headers: Record<string, string>) => {
+      const presigned = await call("POST", path, {
+        headers,
+        body: { filename: "a.pdf", content_type: "application/pdf" }
+      })
+      assert.strictEqual(presigned.status, 201)
+      const body = presigned.body as { url: string; key: string; attachment_id: string }
+      const put = await world.memory.fetch(body.url, {
+        method: "PUT",
+        headers: { "content-type": "application/pdf" },
+        body: "%PDF"
+      })
+      assert.strictEqual(put.status, 200)
+      return body
+    }
+    const whileDown = async <A>(flag: "storeBroken" | "organizationsDown", run: () => Promise<A>) => {
+      world.control[flag] = true
+      try {
+        return await run()
+      } finally {
+        world.control[flag] = false
+      }
+    }
+
+    it("what the document accepts the server accepts, and what it refuses the server refuses", async () => {
+      const contract = makeContract(document)
+      const { key } = await upload("/attachments/presign", apiKey)
+      const attachment = { filename: "a.pdf", key }
+      const longest = `${"a".repeat(64)}@${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(57)}.com`
+      const accepted: ReadonlyArray<Record<string, unknown>> = [
+        { ...message, to: [longest, "o'brien+tag@example.com", "x@xn--bcher-kva.example"] },
+        { ...message, from: "billing@mail.acme.example", from_name: "", cc: [], bcc: [], reply_to: [] },
+        { ...message, from_name: "n".repeat(256), subject: "s".repeat(998) },
+        { ...message, subject: "😀".repeat(998) },
+        { ...message, subject: " \tleading and trailing\t " },
+        { ...message, subject: "=?utf-8?q?x?=", from_name: "=?utf-8?b?eA==?=" },
+        { ...message, body: { html: "", text: "x" } },
+        { ...message, body: { html: "<p>x</p>" } },
+        { ...message, attachments: [] },
+        { ...message, attachments: [{ ...attachment, filename: `${"é".repeat(251)}.pdf` }] },
+        { ...message, attachments: [{ ...attachment, content_type: 'text/plain; charset="utf-8"' }] }
+      ]
+      for (const body of accepted) {
+        assert.isTrue(contract.acceptsBody("POST", "/emails", body), JSON.stringify(body))
+        const answer = await call("POST", "/emails", { headers: apiKey, body })
+        assert.strictEqual(answer.status, 201, `${JSON.stringify(body)}: ${JSON.stringify(answer.body)}`)
+      }
+      const refused: ReadonlyArray<Record<string, unknown>> = [
+        { ...message, to: [] },
+        { ...message, from: "x" },
+        { ...message, to: ["a@b.123"] },
+        { ...message, to: [`${longest}m`] },
+        { ...message, subject: "" },
+        { ...message, subject: " \t " },
+        { ...message, subject: "s".repeat(999) },
+        { ...message, subject: "a\u0000b" },
+        { ...message, from_name: "n".repeat(257) },
+        { ...message, body: { html: "", text: "" } },
+        { ...message, attachments: [{ ...attachment, content_type: "pdf" }] },
+        { ...message, attachments: [{ ...attachment, filename: "" }] },
+        { ...message, replyTo: ["a@acme.example"] }
+      ]
+      for (const body of refused) {
+        assert.isFalse(contract.acceptsBody("POST", "/emails", body), JSON.stringify(body))
+        assert.strictEqual((await call("POST", "/emails", { headers: apiKey, body })).status, 400, JSON.stringify(body))
+      }
+      const presigns: ReadonlyArray<[Record<string, unknown>, boolean]> = [
+        [{ filename: " a" }, true],
+        [{ filename: "a", content_length: 0 }, true],
+        [{ filename: "a", content_length: 25 * 1024 * 1024 }, true],
+        [{ filename: "a", content_length: 25 * 1024 * 1024 + 1 }, false],
+        [{ filename: "a", content_length: 1.5 }, false],
+        [{ filename: "a", content_length: -1 }, false],
+        [{ filename: "a", content_length: "1" }, false],
+        [{ filename: " " }, false]
+      ]
+      for (const [body, valid] of presigns) {
+        assert.strictEqual(contract.acceptsBody("POST", "/v1/attachments/presign", body), valid, JSON.stringify(body))
+        const answer = await call("POST", "/v1/attachments/presign", { headers: bearer, body })
+        assert.strictEqual(answer.status, valid ? 201 : 400, JSON.stringify(body))
+      }
+      for (const [id, valid] of [
+        ["xyz", false],
+        ["att_", false],
+        ["att_AB", false],
+        [`att_${"0".repeat(2000)}`, false],
+        ["att_00", true]
+      ] as const) {
+        assert.strictEqual(contract.acceptsBody("DELETE", "/v1/attachments", { attachment_id: id }), valid, id)
+        assert.strictEqual(contract.acceptsParameter("GET", "/v1/attachments/download", "attachment_id", id), valid, id)
+        const answer = await call("GET", "/v1/attachments/download", { headers: bearer, query: `?attachment_id=${id}` })
+        // A well-formed id names nothing here: a 404, not a 400.
+        assert.strictEqual(answer.status, valid ? 404 : 400, id)
+      }
+    })
+
+    it("every answer of the flow is listed, in the document's shape, and every listed answer occurs", async () => {
+      const tooBig = { ...message, body: { text: "x".repeat(maxBodyBytes) } }
+      const strangers = { "x-api-key": "mr_nobody" }
+      // POST /emails
+      const { key } = await upload("/attachments/presign", apiKey)
+      await call("POST", "/emails", {
+        headers: apiKey,
+        body: { ...message, attachments: [{ filename: "a.pdf", key }] }
+      })
+      await call("POST", "/emails", { headers: apiKey, body: { ...message, to: [] } })
+      await call("POST", "/emails", { headers: strangers, body: message })
+      await call("POST", "/emails", {
+        headers: { ...apiKey, "idempotency-key": `k-${transport.replace(/\W/g, "")}` },
+        body: message
+      })
+      await call("POST", "/emails", {
+        headers: { ...apiKey, "idempotency-key": `k-${transport.replace(/\W/g, "")}` },
+        body: { ...message, subject: "Other" }
+      })
+      await call("POST", "/emails", { headers: apiKey, body: tooBig })
+      await call("POST", "/emails", { headers: apiKey, raw: "hello", type: "text/plain" })
+      await call("POST", "/emails", { headers: apiKey, body: { ...message, from: "a@globex.example" } })
+      world.control.failures.push(
+        failing(new ProviderError.RateLimited({ message: "slow down", retryAfter: Duration.seconds(2) }))
+      )
+      await call("POST", "/emails", { headers: apiKey, body: message })
+      world.control.failures.push(failing(new ProviderError.Unknown({ message: "vendor broke" })))
+      await call("POST", "/emails", { headers: apiKey, body: message })
+      world.control.failures.push(failing(new ProviderError.SendingPaused({ message: "paused", permanent: false })))
+      await call("POST", "/emails", { headers: apiKey, body: message })
+      // Both presign variants
+      for (const [path, headers, otherOrg] of [
+        ["/attachments/presign", apiKey, "org_globex"],
+        ["/v1/attachments/presign", bearer, "org_globex"]
+      ] as const) {
+        await call("POST", path, { headers, body: {} })
+        await call("POST", path, { body: { filename: "a.pdf" } })
+        await call("POST", path, { headers, body: { filename: "a.pdf", org_id: otherOrg } })
+        await call("POST", path, { headers, body: { filename: "x".repeat(maxBodyBytes) } })
+        await call("POST", path, { headers, raw: "a.pdf", type: "text/plain" })
+        await whileDown("storeBroken", () => call("POST", path, { headers, body: { filename: "a.pdf" } }))
+        await whileDown("organizationsDown", () => call("POST", path, { headers, body: { filename: "a.pdf" } }))
+      }
+      // Base download and delete by key
+      for (const [method, path] of [
+        ["GET", "/attachments/download"],
+        ["DELETE", "/attachments/delete"]
+      ] as const) {
+        const { key } = await upload("/attachments/presign", apiKey)
+        await call(method, path, { headers: apiKey, query: `?key=${encodeURIComponent(key)}` })
+        await call(method, path, { headers: apiKey, query: "?key=a&key=b" })
+        await call(method, path, { query: `?key=${encodeURIComponent(key)}` })
+        await call(method, path, { headers: apiKey, query: "?key=attachments/org_acme/1-missing.pdf" })
+        await whileDown("storeBroken", () =>
+          call(method, path, { headers: apiKey, query: `?key=${encodeURIComponent(key)}` })
+        )
+        await whileDown("organizationsDown", () => call(method, path, { headers: apiKey, query: "?key=a" }))
+      }
+      // v1 download by id and delete by body
+      const { attachment_id: id } = await upload("/v1/attachments/presign", bearer)
+      const gone = (await upload("/v1/attachments/presign", bearer)).attachment_id
+      await call("DELETE", "/v1/attachments", { headers: bearer, body: { attachment_id: gone } })
+      await call("GET", "/v1/attachments/download", { headers: bearer, query: `?attachment_id=${id}` })
+      await call("GET", "/v1/attachments/download", { headers: bearer, query: "?attachment_id=xyz" })
+      await call("GET", "/v1/attachments/download", { query: `?attachment_id=${id}` })
+      await call("GET", "/v1/attachments/download", { headers: bearer, query: `?attachment_id=${gone}` })
+      await whileDown("storeBroken", () =>
+        call("GET", "/v1/attachments/download", { headers: bearer, query: `?attachment_id=${id}` })
+      )
+      await whileDown("organizationsDown", () =>
+        call("GET", "/v1/attachments/download", { headers: bearer, query: `?attachment_id=${id}` })
+      )
+      await call("DELETE", "/v1/attachments", { headers: bearer, body: { attachment_id: "xyz" } })
+      await call("DELETE", "/v1/attachments", { body: { attachment_id: id } })
+      await call("DELETE", "/v1/attachments", { headers: bearer, body: { attachment_id: gone } })
+      await call("DELETE", "/v1/attachments", { headers: bearer, body: { attachment_id: "a".repeat(maxBodyBytes) } })
+      await call("DELETE", "/v1/attachments", { headers: bearer, raw: id, type: "text/plain" })
+      await whileDown("storeBroken", () =>
+        call("DELETE", "/v1/attachments", { headers: bearer, body: { attachment_id: id } })
+      )
+      await whileDown("organizationsDown", () =>
+        call("DELETE", "/v1/attachments", { headers: bearer, body: { attachment_id: id } })
+      )
+      await call("GET", "/openapi.json")
+
+      const contract = makeContract(document)
+      assert.deepStrictEqual(observed.flatMap(contract.problems), [])
+      const seen = new Set(observed.map((o) => `${o.method} ${o.path} ${o.status}`))
+      assert.deepStrictEqual(
+        contract.listed().filter((listed) => !seen.has(listed)),
+        []
+      )
+    })
+  })
+}
