@@ -28,7 +28,8 @@ export interface Incoming {
   readonly toWeb: () => Request
 }
 
-export type Answer = Outgoing | { readonly web: Response }
+/** `unrouted`: no route of mailroom's serves the request, so a framework may hand it on. */
+export type Answer = (Outgoing & { readonly unrouted?: true }) | { readonly web: Response }
 
 export interface Options {
   /** Prefix of the base variant's paths, e.g. "/mail". Default "". */
@@ -295,7 +296,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         if (contributed !== undefined && request.pathname.startsWith(`${basePath}${contributed.pathPrefix}`)) {
           return { web: await contributed.handle(request.toWeb()) }
         }
-        return failure("other", 404, [`no route for ${request.method} ${request.pathname}`])
+        return { ...failure("other", 404, [`no route for ${request.method} ${request.pathname}`]), unrouted: true }
       }
       const route = candidates.find((r) => r.method === request.method)
       if (route === undefined) {
