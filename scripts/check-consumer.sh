@@ -11,6 +11,10 @@ for dir in packages/*/; do
   (cd "$dir" && pnpm pack --pack-destination "$work/packs" >/dev/null)
   names+=("@mailroom/$(basename "$dir")")
 done
+# Each tarball carries the licence, the same text as the repository's.
+for pack in "$work"/packs/*.tgz; do
+  tar -xOzf "$pack" package/LICENSE | cmp -s - LICENSE || { echo "$(basename "$pack"): no LICENSE, or not the root one" >&2; exit 1; }
+done
 cd "$work"
 echo '{ "name": "consumer", "private": true, "type": "module" }' > package.json
 npm install --no-audit --no-fund --loglevel=error ./packs/*.tgz effect@^4.1.0 @types/node@^24 >/dev/null

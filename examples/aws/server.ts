@@ -38,7 +38,9 @@ export const layer = Mailroom.layer({
 export const start = (port: number) => {
   const mailroom = MailroomHandler.fromLayer(layer)
   const server = createServer(mailroom.node)
-  return { server, mailroom, listening: new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve)) }
+  // A missing variable rejects `ready`, naming it, and the server never listens.
+  const listening = mailroom.ready.then(() => new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve)))
+  return { server, mailroom, listening }
 }
 
 if (import.meta.main) {

@@ -1,33 +1,81 @@
-import type { Server } from "node:http"
+// The Express app with express.json() first and mailroom at the root: the whole flow over HTTP
+// (presign, upload, send with the file, download, delete), the .eml the outbox wrote, and the app's
+// own /health still answering.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, assert, beforeAll, it } from "vitest"
-import { app } from "../server.js"
+import { makeApp } from "../server.js"
 
-let server: Server
+const dir = mkdtempSync(join(tmpdir(), "mailroom-express-"))
+const server = createServer()
 let url = ""
-beforeAll(
-  () =>
-    new Promise<void>((resolve) => {
-      server = app.listen(0, "127.0.0.1", () => {
-        url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-        resolve()
-      })
-    })
-)
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
+let dispose = async () => {}
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { app, mailroom } = makeApp({ dir, publicUrl: url })
+  await mailroom.ready
+  server.on("request", app)
+  dispose = mailroom.dispose
+})
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await dispose()
+  rmSync(dir, { recursive: true, force: true })
+})
 
-it("serves mailroom under /mail beside the app's own routes", async () => {
+const headers = { "x-api-key": "mr_test_app", "content-type": "application/json" }
+
+it("serves the whole flow behind express.json(), and the app's own routes still answer", async () => {
   assert.deepStrictEqual(await (await fetch(`${url}/health`)).json(), { ok: true })
-  const send = await fetch(`${url}/mail/emails`, {
+
+  const presign = await fetch(`${url}/attachments/presign`, {
     method: "POST",
-    headers: { "x-api-key": "mr_test_acme", "content-type": "application/json" },
-    body: JSON.stringify({ from: "a@acme.example", to: ["b@example.com"], subject: "Hi", body: { text: "x" } })
+    headers,
+    body: JSON.stringify({ filename: "report.csv", content_type: "text/csv" })
+  })
+  assert.strictEqual(presign.status, 201)
+  const { url: uploadUrl, key } = (await presign.json()) as { url: string; key: string }
+  assert.isTrue(uploadUrl.startsWith(`${url}/`), "the upload URL points back at this app")
+  const upload = await fetch(uploadUrl, { method: "PUT", headers: { "content-type": "text/csv" }, body: "a,b\n1,2\n" })
+  assert.strictEqual(upload.status, 200)
+
+  const send = await fetch(`${url}/emails`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      from: "reports@app.example",
+      to: ["alice@example.com"],
+      subject: "Your report",
+      body: { text: "Attached." },
+      attachments: [{ filename: "report.csv", key }]
+    })
   })
   assert.strictEqual(send.status, 201)
-  const unauthorized = await fetch(`${url}/mail/attachments/download?key=x`)
-  assert.strictEqual(unauthorized.status, 401)
-  assert.deepStrictEqual(await unauthorized.json(), { message: "missing, invalid or revoked credential" })
-  const unknown = await fetch(`${url}/mail/nope`)
+  const { message_id } = (await send.json()) as { message_id: string }
+  const eml = readFileSync(join(dir, "outbox", `${message_id}.eml`), "utf8")
+  assert.match(eml, /^Subject: Your report\r?$/m)
+  assert.match(eml, /filename="?report\.csv"?/)
+  assert.include(eml, Buffer.from("a,b\n1,2\n").toString("base64"))
+
+  const query = `key=${encodeURIComponent(key)}`
+  const download = await fetch(`${url}/attachments/download?${query}`, { headers })
+  const { download_url } = (await download.json()) as { download_url: string }
+  assert.strictEqual(await (await fetch(download_url)).text(), "a,b\n1,2\n")
+
+  const deleted = await fetch(`${url}/attachments/delete?${query}`, { method: "DELETE", headers })
+  assert.deepStrictEqual(await deleted.json(), { deleted: true, key })
+  assert.strictEqual((await fetch(download_url)).status, 404)
+
+  const unknown = await fetch(`${url}/nope`)
   assert.strictEqual(unknown.status, 404)
-  assert.match(unknown.headers.get("content-type") ?? "", /application\/json/)
+  assert.match(await unknown.text(), /Cannot GET \/nope/, "Express's own 404: mailroom handed it on")
+  assert.deepStrictEqual(
+    readdirSync(join(dir, "outbox")).filter((f) => f.endsWith(".eml")),
+    [`${message_id}.eml`]
+  )
 })

@@ -51,9 +51,21 @@ export interface SendOutcome {
 export type SendError = ValidationError | ProviderError | Conflict | ObjectStoreError | Unavailable
 
 export interface Mailer {
+  /** The API's `POST /emails`: attachments are stored files, named by key. */
   readonly send: (
     principal: Principal,
     request: typeof Wire.SendEmailRequest.Encoded,
+    options?: SendOptions
+  ) => Effect.Effect<SendOutcome, SendError>
+  /**
+   * For in-process callers: as `send`, and an attachment may instead carry the bytes the caller
+   * holds, `{ filename, content, content_type? }`, checked against the same limits (size after
+   * base64, forbidden extensions) and counted in the same memory budget. The response's
+   * `attachments` lists the keys of stored files only.
+   */
+  readonly sendInProcess: (
+    principal: Principal,
+    request: typeof Wire.InProcessSendRequest.Encoded,
     options?: SendOptions
   ) => Effect.Effect<SendOutcome, SendError>
 }
@@ -63,18 +75,26 @@ export const Mailer: Context.Service<Mailer, Mailer> = Context.Service("@mailroo
 const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
 const utf8Length = (s: string | undefined) => (s === undefined ? 0 : new TextEncoder().encode(s).byteLength)
 
-/** Order-independent JSON, so `{a, b}` and `{b, a}` are the same request. */
+/** Order-independent JSON, so `{a, b}` and `{b, a}` are the same request; bytes count by their digest. */
 const canonical = (value: unknown): string =>
-  Array.isArray(value)
-    ? `[${value.map(canonical).join(",")}]`
-    : typeof value === "object" && value !== null
-      ? `{${Object.keys(value)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-          .join(",")}}`
-      : JSON.stringify(value)
+  value instanceof Uint8Array
+    ? JSON.stringify(`sha256:${createHash("sha256").update(value).digest("hex")}`)
+    : Array.isArray(value)
+      ? `[${value.map(canonical).join(",")}]`
+      : typeof value === "object" && value !== null
+        ? `{${Object.keys(value)
+            .sort()
+            .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+            .join(",")}}`
+        : JSON.stringify(value)
 
-const fingerprintOf = (request: Wire.SendEmailRequest) => createHash("sha256").update(canonical(request)).digest("hex")
+type Request = Wire.InProcessSendRequest
+
+/** An attachment's bytes as given in process: a string is UTF-8. */
+const contentOf = (content: Uint8Array | string): Uint8Array =>
+  typeof content === "string" ? new TextEncoder().encode(content) : content
+
+const fingerprintOf = (request: Request) => createHash("sha256").update(canonical(request)).digest("hex")
 
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const provider = yield* EmailProvider
@@ -82,6 +102,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const organizations = yield* Organizations
   const idempotency = yield* IdempotencyStore
   const decodeRequest = Wire.decode(Wire.SendEmailRequest)
+  const decodeInProcess = Wire.decode(Wire.InProcessSendRequest)
   const maxAttempts = config.retry?.maxAttempts ?? 3
   const baseDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.baseDelay ?? "250 millis"))
   const maxDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.maxDelay ?? "5 seconds"))
@@ -110,7 +131,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   }
 
   /** Every problem with the request that needs no provider: one message each. */
-  const check = (principal: Principal, request: Wire.SendEmailRequest) =>
+  const check = (principal: Principal, request: Request) =>
     Effect.gen(function* () {
       const errors: Array<string> = []
       const attachments = request.attachments ?? []
@@ -120,7 +141,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
           `to: the message has ${recipients} recipients across to, cc and bcc; the provider accepts at most ${limits.maxRecipients}`
         )
       }
-      const owned = attachments.map((a) => isOwnKey(principal, a.key))
+      const owned = attachments.map((a) => a.key === undefined || isOwnKey(principal, a.key))
       attachments.forEach((a, i) => {
         const extension = attachmentExtension(a.filename)
         if (forbiddenExtensions.has(extension)) {
@@ -131,10 +152,15 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       // Only the caller's own keys are looked up: another organisation's key reveals nothing.
       const infos = yield* Effect.forEach(
         attachments,
-        (a, i) =>
-          owned[i]
-            ? store.head(a.key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.succeed(undefined)))
-            : Effect.succeed(undefined),
+        (a, i): Effect.Effect<ObjectInfo | undefined, ObjectStoreError> =>
+          a.content !== undefined
+            ? Effect.succeed({
+                size: contentOf(a.content).byteLength,
+                contentType: a.content_type ?? "application/octet-stream"
+              })
+            : owned[i] && a.key !== undefined
+              ? store.head(a.key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.succeed(undefined)))
+              : Effect.succeed(undefined),
         { concurrency: 8 }
       )
       let size = utf8Length(request.body.html) + utf8Length(request.body.text)
@@ -166,11 +192,11 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       }
     })
 
-  const load = (request: Wire.SendEmailRequest, infos: ReadonlyArray<ObjectInfo>) =>
+  const load = (request: Request, infos: ReadonlyArray<ObjectInfo>) =>
     Effect.forEach(
       request.attachments ?? [],
       (a, i): Effect.Effect<OutboundAttachment, ValidationError | ObjectStoreError> =>
-        store.get(a.key).pipe(
+        (a.content !== undefined ? Effect.succeed(contentOf(a.content)) : store.get(a.key ?? "")).pipe(
           Effect.map((content) => ({
             filename: a.filename,
             contentType: a.content_type ?? infos[i]?.contentType ?? "application/octet-stream",
@@ -207,7 +233,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     return attempt(1)
   }
 
-  const deliver = (principal: Principal, request: Wire.SendEmailRequest) =>
+  const deliver = (principal: Principal, request: Request) =>
     Effect.gen(function* () {
       const infos = yield* check(principal, request)
       yield* checkSender(principal, request.from)
@@ -238,7 +264,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         from: request.from,
         to: request.to,
         subject: request.subject,
-        attachments: (request.attachments ?? []).map((a) => a.key)
+        attachments: (request.attachments ?? []).flatMap((a) => (a.key === undefined ? [] : [a.key]))
       }
       return response
     })
@@ -250,7 +276,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       Effect.logError(`[mailroom] an Idempotency-Key outcome could not be recorded: ${error.message}`)
     )
 
-  const withIdempotency = (principal: Principal, scope: Scope, request: Wire.SendEmailRequest) =>
+  const withIdempotency = (principal: Principal, scope: Scope, request: Request) =>
     Effect.gen(function* () {
       const fingerprint = fingerprintOf(request)
       const existing = yield* idempotency.reserve(scope, fingerprint)
@@ -288,8 +314,9 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       )
     })
 
-  return Mailer.of({
-    send: (principal, input, options = {}) =>
+  const sendWith =
+    (decode: (input: unknown) => Effect.Effect<Request, ValidationError>) =>
+    (principal: Principal, input: unknown, options: SendOptions = {}) =>
       Effect.gen(function* () {
         const { idempotencyKey } = options
         if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,256}$/.test(idempotencyKey)) {
@@ -297,13 +324,14 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
             errors: ["Idempotency-Key: must be 1 to 256 visible ASCII characters"]
           })
         }
-        const request = yield* decodeRequest(input)
+        const request = yield* decode(input)
         if (idempotencyKey === undefined) {
           return { response: yield* deliver(principal, request), replayed: false }
         }
         return yield* withIdempotency(principal, { orgId: principal.orgId, key: idempotencyKey }, request)
       })
-  })
+
+  return Mailer.of({ send: sendWith(decodeRequest), sendInProcess: sendWith(decodeInProcess) })
 })
 
 export const layer = (

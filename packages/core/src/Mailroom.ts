@@ -7,7 +7,7 @@ import * as IdempotencyStore from "./IdempotencyStore.js"
 import type * as MailEvent from "./MailEvent.js"
 import * as MailEvents from "./MailEvents.js"
 import * as Mailer from "./Mailer.js"
-import type { NotFound, Unauthorized, Unavailable } from "./MailroomError.js"
+import { type NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 import type { ObjectStore } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import type * as Wire from "./Wire.js"
@@ -59,21 +59,34 @@ export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> 
 /** Who a call is made for: an organisation id for trusted in-process callers, or a credential to check. */
 export type Caller = { readonly orgId: string } | { readonly apiKey: string } | { readonly accessToken: string }
 
+type Target = { readonly key: string } | { readonly attachmentId: string }
+
+/**
+ * Every call takes whom it is made for first, or leaves it out when the organisations are one
+ * (`Organizations.single`, or `layerStatic` with one): `send(request)` is `send({ orgId }, request)`.
+ */
 export interface Client {
-  readonly send: (
-    caller: Caller,
-    request: typeof Wire.SendEmailRequest.Encoded,
-    options?: Mailer.SendOptions
-  ) => Promise<Mailer.SendOutcome>
-  readonly presign: (caller: Caller, request: typeof Wire.PresignRequest.Encoded) => Promise<Wire.PresignResponse>
-  readonly download: (
-    caller: Caller,
-    target: { readonly key: string } | { readonly attachmentId: string }
-  ) => Promise<Wire.DownloadResponse>
-  readonly delete: (
-    caller: Caller,
-    target: { readonly key: string } | { readonly attachmentId: string }
-  ) => Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
+  /** Attachments are stored files (`key`) or the bytes you hold (`content`: a Uint8Array, or text). */
+  readonly send: {
+    (
+      caller: Caller,
+      request: typeof Wire.InProcessSendRequest.Encoded,
+      options?: Mailer.SendOptions
+    ): Promise<Mailer.SendOutcome>
+    (request: typeof Wire.InProcessSendRequest.Encoded, options?: Mailer.SendOptions): Promise<Mailer.SendOutcome>
+  }
+  readonly presign: {
+    (caller: Caller, request: typeof Wire.PresignRequest.Encoded): Promise<Wire.PresignResponse>
+    (request: typeof Wire.PresignRequest.Encoded): Promise<Wire.PresignResponse>
+  }
+  readonly download: {
+    (caller: Caller, target: Target): Promise<Wire.DownloadResponse>
+    (target: Target): Promise<Wire.DownloadResponse>
+  }
+  readonly delete: {
+    (caller: Caller, target: Target): Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
+    (target: Target): Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
+  }
   /**
    * Calls `listener` with each delivery event from now on (of one organisation, or of all), in order,
    * one at a time; answers the function that stops it. A listener that throws or rejects is logged and
@@ -83,48 +96,89 @@ export interface Client {
     listener: (event: MailEvent.MailEvent) => void | Promise<void>,
     options?: MailEvents.SubscribeOptions
   ) => Promise<() => Promise<void>>
+  /**
+   * Settles once the layers are built, which starts at once. Rejects when they cannot be built, saying
+   * why (`mailroom could not start: ... at ["SES_REGION"]` for a missing variable): await it at
+   * start-up. Calls made earlier wait for it.
+   */
+  readonly ready: Promise<void>
   /** Releases what the layers hold (clients, connections). */
   readonly dispose: () => Promise<void>
 }
 
-const principal = (caller: Caller): Effect.Effect<Principal, NotFound | Unauthorized | Unavailable, Organizations> =>
+const isCaller = (value: unknown): value is Caller =>
+  typeof value === "object" &&
+  value !== null &&
+  ("orgId" in value || "apiKey" in value || "accessToken" in value) &&
+  !("from" in value || "filename" in value || "key" in value || "attachmentId" in value)
+
+const principal = (
+  caller: Caller | undefined
+): Effect.Effect<Principal, NotFound | Unauthorized | Unavailable, Organizations> =>
   Effect.flatMap(
     Organizations,
     (organizations): Effect.Effect<Principal, NotFound | Unauthorized | Unavailable> =>
-      "orgId" in caller
-        ? organizations.find(caller.orgId)
-        : "apiKey" in caller
-          ? organizations.authenticate({ kind: "apiKey", value: caller.apiKey })
-          : organizations.authenticate({ kind: "accessToken", value: caller.accessToken })
+      caller === undefined
+        ? organizations.sole === undefined
+          ? Effect.fail(
+              new Unauthorized({
+                message:
+                  "say whom the call is for ({ orgId }, { apiKey } or { accessToken }): there is not exactly one organisation"
+              })
+            )
+          : Effect.succeed(organizations.sole)
+        : "orgId" in caller
+          ? organizations.find(caller.orgId)
+          : "apiKey" in caller
+            ? organizations.authenticate({ kind: "apiKey", value: caller.apiKey })
+            : organizations.authenticate({ kind: "accessToken", value: caller.accessToken })
   )
+
+/** Why building the layers failed, as one line that names the setting (a ConfigError names the variable). */
+const startupError = (cause: unknown): Error =>
+  new Error(`mailroom could not start: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
 
 /**
  * A Promise client. Each method rejects with the typed error of the operation (ValidationError,
- * NotFound, ProviderError...), which `isMailroomError` and `isProviderError` recognise.
+ * NotFound, ProviderError...), which `isMailroomError` and `isProviderError` recognise. The layers are
+ * built at once: see `ready`.
  */
 export const make = <E = never>(options: Options<E>): Client => {
   const runtime = ManagedRuntime.make(layer(options))
-  const as = <A, E>(caller: Caller, f: (p: Principal) => Effect.Effect<A, E, Services>) =>
-    runtime.runPromise(Effect.flatMap(principal(caller), f))
+  // Not caught here: a caller who never awaits `ready` still learns of a broken configuration at
+  // start-up, as an unhandled rejection naming it, rather than from every call later.
+  const ready = runtime.context().then(
+    () => undefined,
+    (cause: unknown) => Promise.reject(startupError(cause))
+  )
+  /** Splits `(caller, ...rest)` from `(...rest)`, then runs `f` for the caller's organisation. */
+  const as =
+    <Rest extends Array<unknown>, A>(
+      f: (p: Principal, ...rest: Rest) => Effect.Effect<A, unknown, Services>
+    ): ((...args: Array<unknown>) => Promise<A>) =>
+    (...args) => {
+      const [caller, rest] = isCaller(args[0]) ? [args[0], args.slice(1)] : [undefined, args]
+      return runtime.runPromise(Effect.flatMap(principal(caller), (p) => f(p, ...(rest as Rest))))
+    }
   return {
-    send: (caller, request, sendOptions) =>
-      as(caller, (p) => Effect.flatMap(Mailer.Mailer, (m) => m.send(p, request, sendOptions))),
-    presign: (caller, request) =>
-      as(caller, (p) => Effect.flatMap(Attachments.Attachments, (a) => a.presign(p, request))),
-    download: (caller, target) =>
-      as(caller, (p) =>
-        Effect.flatMap(Attachments.Attachments, (a) =>
-          "key" in target ? a.download(p, target.key) : a.downloadById(p, target.attachmentId)
-        )
-      ),
-    delete: (caller, target) =>
-      as(caller, (p) =>
-        Effect.flatMap(
-          Attachments.Attachments,
-          (a): Effect.Effect<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse, unknown> =>
-            "key" in target ? a.delete(p, target.key) : a.deleteById(p, target.attachmentId)
-        )
-      ),
+    send: as((p, request: typeof Wire.InProcessSendRequest.Encoded, sendOptions?: Mailer.SendOptions) =>
+      Effect.flatMap(Mailer.Mailer, (m) => m.sendInProcess(p, request, sendOptions))
+    ),
+    presign: as((p, request: typeof Wire.PresignRequest.Encoded) =>
+      Effect.flatMap(Attachments.Attachments, (a) => a.presign(p, request))
+    ),
+    download: as((p, target: Target) =>
+      Effect.flatMap(Attachments.Attachments, (a) =>
+        "key" in target ? a.download(p, target.key) : a.downloadById(p, target.attachmentId)
+      )
+    ),
+    delete: as((p, target: Target) =>
+      Effect.flatMap(
+        Attachments.Attachments,
+        (a): Effect.Effect<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse, unknown> =>
+          "key" in target ? a.delete(p, target.key) : a.deleteById(p, target.attachmentId)
+      )
+    ),
     onEvent: async (listener, subscribeOptions) => {
       const scope = await runtime.runPromise(Scope.make())
       await runtime.runPromise(
@@ -142,6 +196,7 @@ export const make = <E = never>(options: Options<E>): Client => {
       )
       return () => runtime.runPromise(Scope.close(scope, Exit.void))
     },
+    ready,
     dispose: () => runtime.dispose()
   }
 }

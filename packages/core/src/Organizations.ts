@@ -25,6 +25,11 @@ export interface Organizations {
   readonly find: (orgId: string) => Effect.Effect<Principal, NotFound | Unavailable>
   /** ASCII, lower-case domains the organisation may send from, `{slug}.{serviceDomain}` included. */
   readonly verifiedDomains: (principal: Principal) => Effect.Effect<ReadonlyArray<string>, Unavailable>
+  /**
+   * The organisation, when the source knows there is exactly one (`single`, or `layerStatic` with one
+   * entry): in-process calls may then leave out whom they act for.
+   */
+  readonly sole?: Principal | undefined
 }
 
 export const Organizations: Context.Service<Organizations, Organizations> =
@@ -143,7 +148,9 @@ export const makeStatic = (options: StaticOptions): Organizations => {
     }
   }
 
+  const only = principals.size === 1 ? [...principals.values()][0]?.principal : undefined
   return {
+    sole: only,
     authenticate: (credential) =>
       Effect.suspend(() => {
         if (credential.value === "")
@@ -171,3 +178,65 @@ export const makeStatic = (options: StaticOptions): Organizations => {
 
 export const layerStatic = (options: StaticOptions): Layer.Layer<Organizations> =>
   Layer.sync(Organizations, () => makeStatic(options))
+
+export interface SingleOptions {
+  /** The domains the application sends from (subdomains included). */
+  readonly domains: ReadonlyArray<string>
+  /** API keys the HTTP API accepts (plain, or `sha256:<hex>`). Default none: in-process calls only. */
+  readonly apiKeys?: ReadonlyArray<string>
+  /** Bearer tokens of the `/v1` variant. Default none. */
+  readonly accessTokens?: ReadonlyArray<string>
+  /** The storage prefix: files are kept under `attachments/{id}/`. Default `"app"`. */
+  readonly id?: string
+}
+
+// The static source needs a service domain for `{slug}.{serviceDomain}`; one that can never resolve
+// stands in, and is left out of the domains answered, so only the application's own are verified.
+const placeholderServiceDomain = "single.mailroom.invalid"
+
+/** The static source's errors in the single source's own field names. */
+const renamingErrors = <A>(f: () => A): A => {
+  try {
+    return f()
+  } catch (error) {
+    if (!(error instanceof Error)) throw error
+    throw new Error(
+      error.message.replace(/^organizations\[0\]\.(verifiedDomains|id)?/, (_, field) =>
+        field === "verifiedDomains" ? "domains" : (field ?? "")
+      )
+    )
+  }
+}
+
+/**
+ * One organisation, for an application that sends on its own behalf: no organisation id, slug or
+ * service domain to invent, and in-process calls need not say whom they act for.
+ * Throws on an invalid configuration (no domain, a malformed one, a credential used twice).
+ */
+export const makeSingle = (options: SingleOptions): Organizations => {
+  if (options.domains.length === 0) throw new Error("domains: give at least one domain to send from")
+  const id = options.id ?? "app"
+  const inner = renamingErrors(() =>
+    makeStatic({
+      serviceDomain: placeholderServiceDomain,
+      organizations: [
+        {
+          id,
+          slug: "app",
+          verifiedDomains: options.domains,
+          ...(options.apiKeys === undefined ? {} : { apiKeys: options.apiKeys }),
+          ...(options.accessTokens === undefined ? {} : { accessTokens: options.accessTokens })
+        }
+      ]
+    })
+  )
+  const placeholder = `app.${placeholderServiceDomain}`
+  return {
+    ...inner,
+    verifiedDomains: (principal) =>
+      Effect.map(inner.verifiedDomains(principal), (domains) => domains.filter((d) => d !== placeholder))
+  }
+}
+
+export const single = (options: SingleOptions): Layer.Layer<Organizations> =>
+  Layer.sync(Organizations, () => makeSingle(options))

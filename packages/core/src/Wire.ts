@@ -172,6 +172,35 @@ export const SendEmailRequest = Schema.Struct({
 }).annotate({ identifier: "SendEmailRequest" })
 export type SendEmailRequest = typeof SendEmailRequest.Type
 
+/**
+ * An attachment from an in-process caller: a stored file by `key`, as on the wire, or bytes it already
+ * holds as `content` (a string is taken as UTF-8). Never accepted over HTTP, where files go through storage.
+ */
+export const InProcessAttachment = Schema.Struct({
+  filename: headerText(255, true),
+  key: Schema.optionalKey(StorageKey),
+  content: Schema.optionalKey(Schema.Union([Schema.Uint8Array, Schema.String])),
+  content_type: Schema.optionalKey(ContentType)
+}).pipe(
+  Schema.check(
+    Schema.makeFilter(
+      fails(
+        (a: { readonly key?: string; readonly content?: unknown }) =>
+          (a.key === undefined) !== (a.content === undefined),
+        "must have either a key or content"
+      )
+    )
+  )
+)
+export type InProcessAttachment = typeof InProcessAttachment.Type
+
+/** The send request of in-process callers: the wire's, with attachments that may carry their bytes. */
+export const InProcessSendRequest = SendEmailRequest.mapFields((fields) => ({
+  ...fields,
+  attachments: Schema.optionalKey(list(InProcessAttachment))
+})).annotate({ identifier: "InProcessSendRequest" })
+export type InProcessSendRequest = typeof InProcessSendRequest.Type
+
 export const SendEmailResponse = Schema.Struct({
   message_id: Schema.String,
   from: Schema.String,

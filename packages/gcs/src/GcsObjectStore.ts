@@ -1,15 +1,18 @@
 // mailroom's ObjectStore on Google Cloud Storage: V4 signed URLs for direct uploads and downloads,
 // and head/get/put/delete through the JSON API of @google-cloud/storage.
 
+import { readFileSync } from "node:fs"
 import { type GetSignedUrlConfig, Storage } from "@google-cloud/storage"
 import { ObjectStore } from "@mailroom/core"
 import { Clock, Config, Effect, Layer, Redacted } from "effect"
+import { GoogleAuth, JWT } from "google-auth-library"
 import { toObjectError, toStoreError } from "./internal/errors.js"
 
 /** The two fields of a service-account key file that signing and authentication need. */
 export interface ServiceAccountCredentials {
   readonly client_email: string
-  readonly private_key: Redacted.Redacted<string>
+  /** A plain string is wrapped in `Redacted` at once, so it never shows in logs. */
+  readonly private_key: string | Redacted.Redacted<string>
 }
 
 export interface Options {
@@ -41,21 +44,40 @@ export interface Options {
   readonly client?: Storage | undefined
 }
 
-const makeClient = (options: Options): Storage =>
-  new Storage({
+const scopes = ["https://www.googleapis.com/auth/devstorage.full_control"]
+
+/** The service account of a key file, read once: what `keyFilename` names. */
+const keyFileAccount = (path: string): ServiceAccountCredentials => {
+  const parsed = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
+  if (typeof parsed.client_email !== "string" || typeof parsed.private_key !== "string") {
+    throw new Error(
+      `GcsObjectStore: ${path} is not a service-account key file (no client_email and private_key); for other credentials leave keyFilename unset and use the default chain (GOOGLE_APPLICATION_CREDENTIALS), or inject a client`
+    )
+  }
+  return { client_email: parsed.client_email, private_key: Redacted.make(parsed.private_key) }
+}
+
+/**
+ * The SDK's `credentials` and `keyFilename` options print a deprecation notice on every construction;
+ * an `authClient` does not. The SDK signs URLs locally with a JWT client's key, and finds the email it
+ * signs for in `jsonContent`, which the deprecated option would have set: set here, it is the same.
+ */
+const serviceAccountAuth = (account: ServiceAccountCredentials): GoogleAuth => {
+  const key = Redacted.isRedacted(account.private_key) ? Redacted.value(account.private_key) : account.private_key
+  const auth = new GoogleAuth({ authClient: new JWT({ email: account.client_email, key, scopes }), scopes })
+  auth.jsonContent = { client_email: account.client_email, private_key: key }
+  return auth
+}
+
+const makeClient = (options: Options): Storage => {
+  const account =
+    options.credentials ?? (options.keyFilename === undefined ? undefined : keyFileAccount(options.keyFilename))
+  return new Storage({
     ...(options.projectId === undefined ? {} : { projectId: options.projectId }),
     ...(options.apiEndpoint === undefined ? {} : { apiEndpoint: options.apiEndpoint }),
-    ...(options.credentials !== undefined
-      ? {
-          credentials: {
-            client_email: options.credentials.client_email,
-            private_key: Redacted.value(options.credentials.private_key)
-          }
-        }
-      : options.keyFilename !== undefined
-        ? { keyFilename: options.keyFilename }
-        : {})
+    ...(account === undefined ? {} : { authClient: serviceAccountAuth(account) })
   })
+}
 
 /** The headers an upload URL binds besides `Content-Type` (which the SDK signs itself). */
 const boundHeaders = (options: Options, contentLength: number | undefined): Record<string, string> => {

@@ -1,5 +1,8 @@
 // Proves the store's V4 signed URLs by re-deriving them: test/support/verifyV4.ts rebuilds the
 // canonical request and string to sign as GCS does, and checks the RSA signature with the public key.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { ObjectStore } from "@mailroom/core"
 import { Effect, Redacted } from "effect"
@@ -185,4 +188,48 @@ describe("signing failures", () => {
       assert.match(error.message, /seven days/)
     })
   )
+})
+
+describe("credentials given as a key file or a plain string", () => {
+  it.live("sign URLs GCS accepts, without the SDK's deprecation notice", () =>
+    Effect.gen(function* () {
+      const dir = mkdtempSync(join(tmpdir(), "mailroom-gcs-"))
+      const keyFile = join(dir, "sa.json")
+      const pem = Redacted.value(account.credentials.private_key)
+      writeFileSync(
+        keyFile,
+        JSON.stringify({ type: "service_account", client_email: account.clientEmail, private_key: pem })
+      )
+      const warnings: Array<string> = []
+      const warn = console.warn
+      console.warn = (...args: Array<unknown>) => void warnings.push(args.join(" "))
+      try {
+        for (const options of [
+          { bucket, keyFilename: keyFile },
+          { bucket, credentials: { client_email: account.clientEmail, private_key: pem } }
+        ]) {
+          const url = yield* GcsObjectStore.make(options).presignPut({ key, contentType: "text/plain", expiresIn: 60 })
+          accepted({ method: "PUT", url, headers: { "content-type": "text/plain" }, at: Date.now() })
+        }
+      } finally {
+        console.warn = warn
+        rmSync(dir, { recursive: true })
+      }
+      assert.deepStrictEqual(warnings, [])
+    })
+  )
+
+  it("a key file that is not a service account's is refused, naming the file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailroom-gcs-"))
+    const keyFile = join(dir, "user.json")
+    writeFileSync(keyFile, JSON.stringify({ type: "authorized_user", refresh_token: "x" }))
+    try {
+      assert.throws(
+        () => GcsObjectStore.make({ bucket, keyFilename: keyFile }),
+        /user\.json is not a service-account key file/
+      )
+    } finally {
+      rmSync(dir, { recursive: true })
+    }
+  })
 })

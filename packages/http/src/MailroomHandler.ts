@@ -2,10 +2,19 @@
 // Express, Fastify's raw mode — and `web` for (Request) => Response runtimes (Hono, Next.js, Bun, Deno).
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline, Readable } from "node:stream"
-import { Effect, type Layer, ManagedRuntime } from "effect"
+import { Cause, Effect, Exit, type Layer, ManagedRuntime } from "effect"
+import { BodyAlreadyRead, bodyOf, headerOf, readBody } from "./internal/nodeRequest.js"
 import * as Router from "./internal/router.js"
 
-export type Options = Router.Options
+export interface Options extends Router.Options {
+  /**
+   * What the Node handler does with a request no route of mailroom's serves, when it is called with
+   * a `next` function (Express, Connect): `"next"` hands it on, so the app's own routes after it still
+   * answer; `"404"` answers 404 `{"message"}` itself. Without `next` (node:http) it always answers 404.
+   * Default `"next"`.
+   */
+  readonly unknownRoutes?: "next" | "404"
+}
 
 /** What the handlers need: core's Mailer, Attachments, Organizations and the ObjectStore (`Mailroom.layer` provides all four). */
 export type Services = Router.Services
@@ -14,7 +23,7 @@ export type Services = Router.Services
  * Node's `(req, res)`. The promise settles (never rejects) once the answer is written, or abandoned
  * because the client went away; callers that only need a listener can ignore it.
  */
-export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: unknown) => Promise<void>
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => Promise<void>
 export type WebHandler = (request: Request) => Promise<Response>
 
 export interface Handlers {
@@ -22,66 +31,15 @@ export interface Handlers {
   readonly web: WebHandler
 }
 
-const headerOf = (value: string | ReadonlyArray<string> | undefined) =>
-  value === undefined ? undefined : typeof value === "string" ? value : value.join(", ")
-
-const gone = () => new Error("the client went away before the body ended")
-
-/**
- * The request body as a Web stream that errors when the client goes away before the end: a body cut
- * short must never read as a complete (chunked) upload.
- */
-const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> => {
-  // Set once the stream is closed, errored or cancelled: whatever `req` does afterwards is ignored, as
-  // a closed controller throws, and a throw from an event listener would take the process down.
-  let detach: (() => void) | undefined
-  return new ReadableStream<Uint8Array>({
-    start: (controller) => {
-      // The client may have gone before a store route asked for the body.
-      if (req.destroyed && !req.readableEnded) return controller.error(gone())
-      const onData = (chunk: Buffer) => {
-        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
-        if ((controller.desiredSize ?? 0) <= 0) req.pause()
-      }
-      const settle = (error?: unknown) => {
-        detach?.()
-        if (error === undefined) controller.close()
-        else controller.error(error)
-      }
-      const onEnd = () => settle()
-      const onError = (error: unknown) => settle(error)
-      const onClose = () => settle(gone())
-      detach = () => {
-        detach = undefined
-        req.off("data", onData)
-        req.off("end", onEnd)
-        req.off("error", onError)
-        req.off("close", onClose)
-      }
-      req.on("data", onData)
-      req.once("end", onEnd)
-      req.once("error", onError)
-      req.once("close", onClose)
-    },
-    pull: () => {
-      req.resume()
-    },
-    // A reader that stops early (a body over its limit): the rest is not read, and the connection
-    // closes after the answer.
-    cancel: () => {
-      detach?.()
-      req.pause()
-    }
-  })
-}
-
 /** Releases a body nobody will read: the store's file handle closes with it. */
 const discard = (body: ReadableStream | null) => {
   if (body !== null && !body.locked) body.cancel().catch(() => undefined)
 }
 
-const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
-  return (req, res) => {
+const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): NodeHandler => {
+  const logError = options.logError ?? ((message: string) => console.error(message))
+  let warned = false
+  return (req, res, next) => {
     let oversized = false
     const target = req.url ?? "/"
     const mark = target.indexOf("?")
@@ -91,25 +49,21 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
       query: new URLSearchParams(mark === -1 ? "" : target.slice(mark + 1)),
       header: (name) => headerOf(req.headers[name]),
       body: (limit) =>
-        new Promise((resolve, reject) => {
-          if (req.destroyed && !req.readableEnded) return reject(gone())
-          const chunks: Array<Buffer> = []
-          let size = 0
-          const onData = (chunk: Buffer) => {
-            size += chunk.byteLength
-            if (size > limit) {
-              oversized = true
-              req.off("data", onData)
-              req.pause()
-              resolve("too-large")
-            } else chunks.push(chunk)
+        readBody(req, limit).then(
+          (body) => {
+            // A body we stopped reading is not drained: the connection closes instead.
+            if (body === "too-large" && !req.readableEnded) oversized = true
+            return body
+          },
+          (error: unknown) => {
+            // Answered 400 like any unreadable body; said once to whoever runs the app, who can fix it.
+            if (error instanceof BodyAlreadyRead && !warned) {
+              warned = true
+              logError(`[mailroom] ${error.message}`)
+            }
+            throw error
           }
-          req.on("data", onData)
-          req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)))
-          req.once("error", reject)
-          // Without this a body cut short would leave the request waiting for an end that never comes.
-          req.once("close", () => reject(gone()))
-        }),
+        ),
       toWeb: () =>
         // The store routes read only the path and query; the Host header is the client's to choose.
         new Request(new URL(req.url ?? "/", "http://localhost"), {
@@ -120,6 +74,7 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
           ...(req.method === "GET" || req.method === "HEAD" ? {} : { body: bodyOf(req), duplex: "half" as const })
         })
     }
+    const handOn = typeof next === "function" && options.unknownRoutes !== "404" ? next : undefined
     // Settles once the answer is written or abandoned, never with an error: a client that went
     // away is the normal end of some requests, not a failure of the process.
     return new Promise<void>((settled) => {
@@ -146,6 +101,10 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>): NodeHandler => {
           // pipeline, not pipe: a client that goes away mid-download releases the store's stream.
           pipeline(Readable.fromWeb(body as import("node:stream/web").ReadableStream), res, () => settled())
           return
+        }
+        if ("unrouted" in answer && handOn !== undefined) {
+          handOn()
+          return settled()
         }
         if (res.destroyed) {
           res.statusCode = answer.status
@@ -219,15 +178,37 @@ const webHandler = (handle: ReturnType<typeof Router.make>): WebHandler => {
 export const make = (options: Options = {}): Effect.Effect<Handlers, never, Services> =>
   Effect.map(Effect.context<Services>(), (context) => {
     const handle = Router.make(Effect.runPromiseExitWith(context), options)
-    return { node: nodeHandler(handle), web: webHandler(handle) }
+    return { node: nodeHandler(handle, options), web: webHandler(handle) }
   })
 
-/** Both handlers over a layer, for code outside Effect; `dispose` releases the layer. */
-export const fromLayer = <E>(
-  layer: Layer.Layer<Services, E>,
-  options: Options = {}
-): Handlers & { readonly dispose: () => Promise<void> } => {
+export interface Started extends Handlers {
+  /**
+   * Settles once the layer is built, which starts at once. Rejects when it cannot be built, saying
+   * why (`mailroom could not start: ... at ["SES_REGION"]` for a missing variable): await it before
+   * listening, so a misconfiguration stops start-up instead of failing every request. Requests that
+   * arrive earlier wait for it.
+   */
+  readonly ready: Promise<void>
+  /** Releases the layer (clients, connections). */
+  readonly dispose: () => Promise<void>
+}
+
+/** Why building a layer failed, as one line that names the setting (a ConfigError names the variable). */
+const startupError = (cause: unknown): Error => {
+  const squashed = Exit.isExit(cause) && Exit.isFailure(cause) ? Cause.squash(cause.cause) : cause
+  const message = squashed instanceof Error ? squashed.message : String(squashed)
+  return new Error(`mailroom could not start: ${message}`, { cause: squashed })
+}
+
+/** Both handlers over a layer, for code outside Effect; the layer is built at once (see `ready`). */
+export const fromLayer = <E>(layer: Layer.Layer<Services, E>, options: Options = {}): Started => {
   const runtime = ManagedRuntime.make(layer)
+  // Not caught here: a caller who never awaits `ready` still learns of a broken configuration at
+  // start-up, as an unhandled rejection naming it, rather than from a 500 on every request.
+  const ready = runtime.context().then(
+    () => undefined,
+    (cause: unknown) => Promise.reject(startupError(cause))
+  )
   const handle = Router.make((effect) => runtime.runPromiseExit(effect), options)
-  return { node: nodeHandler(handle), web: webHandler(handle), dispose: () => runtime.dispose() }
+  return { node: nodeHandler(handle, options), web: webHandler(handle), ready, dispose: () => runtime.dispose() }
 }

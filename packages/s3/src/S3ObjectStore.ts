@@ -38,7 +38,7 @@ export interface ConnectionOptions {
    * Secret access key, given together with `accessKeyId`. Default: the SDK's credential chain
    * (environment, shared config and credentials files, SSO, container and instance roles).
    */
-  readonly secretAccessKey?: Redacted.Redacted<string>
+  readonly secretAccessKey?: string | Redacted.Redacted<string>
 }
 
 /** An S3 client you built yourself (middleware, retry policy, HTTP agent, other credentials). */
@@ -63,7 +63,7 @@ const secretsOf = (options: ConnectionOptions) => {
   }
   return {
     accessKeyId: Redacted.isRedacted(accessKeyId) ? Redacted.value(accessKeyId) : accessKeyId,
-    secretAccessKey: Redacted.value(secretAccessKey)
+    secretAccessKey: Redacted.isRedacted(secretAccessKey) ? Redacted.value(secretAccessKey) : secretAccessKey
   }
 }
 

@@ -12,11 +12,11 @@ export interface Options {
   /** Another SES endpoint, e.g. an emulator's `http://127.0.0.1:8005`. Default: the region's SES endpoint. */
   readonly endpoint?: string | undefined
   /** Given together with `secretAccessKey`. Default: the SDK's credential chain (env, profile, SSO, instance role...). */
-  readonly accessKeyId?: Redacted.Redacted<string> | undefined
-  /** Given together with `accessKeyId`. Default: the SDK's credential chain. */
-  readonly secretAccessKey?: Redacted.Redacted<string> | undefined
+  readonly accessKeyId?: string | Redacted.Redacted<string> | undefined
+  /** Given together with `accessKeyId`; a plain string is wrapped in `Redacted` at once. Default: the SDK's credential chain. */
+  readonly secretAccessKey?: string | Redacted.Redacted<string> | undefined
   /** For temporary credentials only. Default: none. */
-  readonly sessionToken?: Redacted.Redacted<string> | undefined
+  readonly sessionToken?: string | Redacted.Redacted<string> | undefined
   /**
    * How long one send may take, connecting included, before it fails as `Unavailable` "possibly
    * sent" (SES may have accepted it, so it is not retried). Applies to an injected client too. Default 30 s.
@@ -137,6 +137,9 @@ export const limits: EmailProvider.Limits = {
   ]
 }
 
+const reveal = (secret: string | Redacted.Redacted<string>) =>
+  Redacted.isRedacted(secret) ? Redacted.value(secret) : secret
+
 /**
  * The client built from options makes one attempt per send. Core's Mailer already retries what is
  * safe to retry (throttling, a connection never made), and the SDK's own retries would multiply
@@ -151,9 +154,9 @@ const buildClient = (options: ConfigOptions): SESv2Client =>
       ? {}
       : {
           credentials: {
-            accessKeyId: Redacted.value(options.accessKeyId),
-            secretAccessKey: Redacted.value(options.secretAccessKey),
-            ...(options.sessionToken === undefined ? {} : { sessionToken: Redacted.value(options.sessionToken) })
+            accessKeyId: reveal(options.accessKeyId),
+            secretAccessKey: reveal(options.secretAccessKey),
+            ...(options.sessionToken === undefined ? {} : { sessionToken: reveal(options.sessionToken) })
           }
         })
   })
@@ -181,7 +184,7 @@ export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailPr
       possiblySent: true
     })
     const secrets = [options.accessKeyId, options.secretAccessKey, options.sessionToken].flatMap((secret) =>
-      secret === undefined ? [] : [Redacted.value(secret)]
+      secret === undefined ? [] : [reveal(secret)]
     )
     const provider: EmailProvider.EmailProvider = {
       name: "ses",

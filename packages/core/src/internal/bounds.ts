@@ -12,7 +12,8 @@ const maxDepth = 64
 export const oversized = (input: unknown): ReadonlyArray<string> => {
   const problems: Array<string> = []
   const walk = (value: unknown, path: Array<PropertyKey>) => {
-    if (typeof value !== "object" || value === null) return
+    // Bytes an in-process caller attaches are one value, not an object of fields.
+    if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) return
     const where = path.length === 0 ? "request" : formatPath(path)
     if (path.length > maxDepth) {
       problems.push(`${where}: nests deeper than ${maxDepth} levels`)

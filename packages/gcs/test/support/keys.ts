@@ -6,7 +6,7 @@ import type { GcsObjectStore } from "../../src/index.js"
 import type { Signer } from "./verifyV4.js"
 
 export interface ServiceAccount extends Signer {
-  readonly credentials: GcsObjectStore.ServiceAccountCredentials
+  readonly credentials: GcsObjectStore.ServiceAccountCredentials & { readonly private_key: Redacted.Redacted<string> }
 }
 
 export const makeServiceAccount = (

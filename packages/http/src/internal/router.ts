@@ -29,7 +29,8 @@ export interface Incoming {
   readonly toWeb: () => Request
 }
 
-export type Answer = Outgoing | { readonly web: Response }
+/** `unrouted`: no route of mailroom's serves the request, so a framework may hand it on. */
+export type Answer = (Outgoing & { readonly unrouted?: true }) | { readonly web: Response }
 
 export interface Options {
   /**
@@ -330,7 +331,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
           }
           return { web: await contributed.handle(request.toWeb()) }
         }
-        return failure("other", 404, [`no route for ${request.method} ${request.pathname}`])
+        return { ...failure("other", 404, [`no route for ${request.method} ${request.pathname}`]), unrouted: true }
       }
       const route = candidates.find((r) => r.method === request.method)
       if (route === undefined) {

@@ -1,0 +1,117 @@
+// A Node request as the router sees it, whether or not a framework's body parser ran first: the
+// body comes from what the parser left in `req.body` when it read the stream, else from the stream.
+import type { IncomingMessage } from "node:http"
+
+export const headerOf = (value: string | ReadonlyArray<string> | undefined) =>
+  value === undefined ? undefined : typeof value === "string" ? value : value.join(", ")
+
+export const gone = () => new Error("the client went away before the body ended")
+
+/** Raised when middleware read the body and left nothing mailroom can use in `req.body`. */
+export class BodyAlreadyRead extends Error {
+  constructor() {
+    super(
+      "the request body was read before mailroom's handler (by a body parser or other middleware) and req.body holds nothing usable; mount mailroom before that middleware, or use express.json(), express.raw() or express.text()"
+    )
+  }
+}
+
+/**
+ * What a parser left, once it has read the stream: `undefined` when nothing read it (no parser, or
+ * one that skipped this content type, leaving `req.body` `{}` or unset), so the stream is read.
+ * express.json() and body-parser leave the value, express.raw() a Buffer, express.text() a string.
+ */
+export const parsedBody = (req: IncomingMessage): Uint8Array | BodyAlreadyRead | undefined => {
+  const read = req.readableEnded || (req as { _body?: unknown })._body === true
+  if (!read) return undefined
+  const body = (req as { body?: unknown }).body
+  if (body instanceof Uint8Array) return body
+  if (typeof body === "string") return Buffer.from(body, "utf8")
+  // Parsed JSON: the router parses it again, so the same rules (and error shapes) apply to it.
+  if (typeof body === "object" && body !== null) return Buffer.from(JSON.stringify(body), "utf8")
+  if (typeof body === "number" || typeof body === "boolean") return Buffer.from(JSON.stringify(body), "utf8")
+  return new BodyAlreadyRead()
+}
+
+/** The body up to `limit` bytes, or "too-large" as soon as more arrive. */
+export const readBody = (req: IncomingMessage, limit: number): Promise<Uint8Array | "too-large"> => {
+  const parsed = parsedBody(req)
+  if (parsed instanceof BodyAlreadyRead) return Promise.reject(parsed)
+  if (parsed !== undefined) return Promise.resolve(parsed.byteLength > limit ? "too-large" : parsed)
+  return new Promise((resolve, reject) => {
+    if (req.destroyed && !req.readableEnded) return reject(gone())
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size > limit) {
+        req.off("data", onData)
+        req.pause()
+        resolve("too-large")
+      } else chunks.push(chunk)
+    }
+    req.on("data", onData)
+    req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)))
+    req.once("error", reject)
+    // Without this a body cut short would leave the request waiting for an end that never comes.
+    req.once("close", () => reject(gone()))
+  })
+}
+
+/**
+ * The request body as a Web stream that errors when the client goes away before the end: a body cut
+ * short must never read as a complete (chunked) upload.
+ */
+export const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> => {
+  const parsed = parsedBody(req)
+  if (parsed !== undefined) {
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        if (parsed instanceof BodyAlreadyRead) return controller.error(parsed)
+        controller.enqueue(parsed)
+        controller.close()
+      }
+    })
+  }
+  // Set once the stream is closed, errored or cancelled: whatever `req` does afterwards is ignored, as
+  // a closed controller throws, and a throw from an event listener would take the process down.
+  let detach: (() => void) | undefined
+  return new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      // The client may have gone before a store route asked for the body.
+      if (req.destroyed && !req.readableEnded) return controller.error(gone())
+      const onData = (chunk: Buffer) => {
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+        if ((controller.desiredSize ?? 0) <= 0) req.pause()
+      }
+      const settle = (error?: unknown) => {
+        detach?.()
+        if (error === undefined) controller.close()
+        else controller.error(error)
+      }
+      const onEnd = () => settle()
+      const onError = (error: unknown) => settle(error)
+      const onClose = () => settle(gone())
+      detach = () => {
+        detach = undefined
+        req.off("data", onData)
+        req.off("end", onEnd)
+        req.off("error", onError)
+        req.off("close", onClose)
+      }
+      req.on("data", onData)
+      req.once("end", onEnd)
+      req.once("error", onError)
+      req.once("close", onClose)
+    },
+    pull: () => {
+      req.resume()
+    },
+    // A reader that stops early (a body over its limit): the rest is not read, and the connection
+    // closes after the answer.
+    cancel: () => {
+      detach?.()
+      req.pause()
+    }
+  })
+}

@@ -1,0 +1,200 @@
+// The Node handler inside Express, behind the body parsers apps mount first (express.json(), raw(),
+// text(), body-parser), and mounted at the root beside the app's own routes: what a client sees.
+import type { Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import bodyParser from "body-parser"
+import express, { type RequestHandler } from "express"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { MailroomHandler } from "../src/index.js"
+import { keys, makeWorld, type World } from "./world.js"
+
+const message = {
+  from: "billing@acme.example",
+  to: ["alice@example.com"],
+  subject: "Parsed first",
+  body: { text: "hello" }
+}
+
+const listen = async (app: express.Express) => {
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s))
+  })
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
+
+const json = async (response: Response) => ({ status: response.status, body: await response.json() })
+
+const parsers: Record<string, ReadonlyArray<RequestHandler>> = {
+  "express.json()": [express.json()],
+  "express.raw() for every type": [express.raw({ type: "*/*" })],
+  // Not for every type: text() decodes bytes as UTF-8, so a binary upload would be lost before mailroom.
+  "express.text() for text and JSON": [express.text({ type: ["text/*", "application/json"] })],
+  "body-parser json, urlencoded and raw (octet-stream only)": [
+    bodyParser.json(),
+    bodyParser.urlencoded({ extended: false }),
+    bodyParser.raw()
+  ],
+  "express.raw() for octet-stream only, so JSON bodies stay in the stream": [express.raw()]
+}
+
+for (const [name, middleware] of Object.entries(parsers)) {
+  describe(`behind ${name}`, () => {
+    let world: World
+    let server: Awaited<ReturnType<typeof listen>>
+    let mailroom: MailroomHandler.Started
+    beforeAll(async () => {
+      world = makeWorld()
+      mailroom = MailroomHandler.fromLayer(world.layer, {
+        maxBodyBytes: 4096,
+        logError: (m) => world.control.logged.push(m)
+      })
+      await mailroom.ready
+      const app = express()
+      for (const m of middleware) app.use(m)
+      app.use(mailroom.node)
+      server = await listen(app)
+    })
+    afterAll(async () => {
+      await server.close()
+      await mailroom.dispose()
+    })
+
+    const post = (path: string, body: string, type = "application/json", headers: Record<string, string> = {}) =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "x-api-key": keys.acme, "content-type": type, ...headers },
+        body,
+        signal: AbortSignal.timeout(5000)
+      })
+
+    it("sends: 201, and the provider got the message", async () => {
+      const sent = await json(await post("/emails", JSON.stringify(message)))
+      assert.strictEqual(sent.status, 201)
+      assert.strictEqual(sent.body.subject, "Parsed first")
+      assert.strictEqual(world.provider.sent.at(-1)?.email.subject, "Parsed first")
+    })
+
+    it("answers a request mailroom refuses in the spec's shapes: 400 {errors}, 413, 415", async () => {
+      const invalid = await json(await post("/emails", JSON.stringify({ ...message, to: [] })))
+      assert.deepStrictEqual(invalid, { status: 400, body: { errors: ["to: must contain at least 1 recipient"] } })
+      const large = await json(await post("/emails", JSON.stringify({ ...message, body: { text: "x".repeat(8000) } })))
+      assert.deepStrictEqual(large, { status: 413, body: { error: "the body is larger than 4096 bytes" } })
+      const form = await json(await post("/emails", "from=a", "application/x-www-form-urlencoded"))
+      assert.deepStrictEqual(form, { status: 415, body: { error: "Content-Type must be application/json" } })
+    })
+
+    it("presign, upload through the store's route, send with it, download, delete", async () => {
+      const presigned = await json(await post("/attachments/presign", JSON.stringify({ filename: "a.bin" })))
+      assert.strictEqual(presigned.status, 201)
+      const { url, key } = presigned.body as { url: string; key: string }
+      const local = `${server.url}/_store/${new URL(url).pathname.slice(1)}${new URL(url).search}`
+      const bytes = new Uint8Array([0, 1, 2, 253, 254, 255])
+      const put = await fetch(local, {
+        method: "PUT",
+        headers: { "content-type": "application/octet-stream" },
+        body: bytes
+      })
+      assert.strictEqual(put.status, 200)
+      const attachments = [{ filename: "a.bin", key }]
+      assert.strictEqual((await post("/emails", JSON.stringify({ ...message, attachments }))).status, 201)
+      assert.deepStrictEqual(world.provider.sent.at(-1)?.email.attachments[0]?.content, bytes)
+      const auth = { "x-api-key": keys.acme }
+      const query = `key=${encodeURIComponent(key)}`
+      const download = await json(await fetch(`${server.url}/attachments/download?${query}`, { headers: auth }))
+      const got = new URL(download.body.download_url)
+      const fetched = await fetch(`${server.url}/_store/${got.pathname.slice(1)}${got.search}`)
+      assert.deepStrictEqual(new Uint8Array(await fetched.arrayBuffer()), bytes)
+      const deleted = await fetch(`${server.url}/attachments/delete?${query}`, { method: "DELETE", headers: auth })
+      assert.deepStrictEqual(await json(deleted), { status: 200, body: { deleted: true, key } })
+    })
+  })
+}
+
+describe("behind middleware that reads the body and leaves nothing in req.body", () => {
+  it("answers 400 at once instead of waiting for a stream already read, and says why once", async () => {
+    const world = makeWorld()
+    const mailroom = MailroomHandler.fromLayer(world.layer, { logError: (m) => world.control.logged.push(m) })
+    const app = express()
+    app.use((req, _res, next) => {
+      req.on("end", () => next())
+      req.resume()
+    })
+    app.use(mailroom.node)
+    const server = await listen(app)
+    try {
+      for (let i = 0; i < 2; i++) {
+        const answer = await fetch(`${server.url}/emails`, {
+          method: "POST",
+          headers: { "x-api-key": keys.acme, "content-type": "application/json" },
+          body: JSON.stringify(message),
+          signal: AbortSignal.timeout(5000)
+        })
+        assert.deepStrictEqual(await json(answer), {
+          status: 400,
+          body: { errors: ["request: the body could not be read"] }
+        })
+      }
+      assert.strictEqual(world.control.logged.length, 1)
+      assert.match(world.control.logged[0] ?? "", /read before mailroom's handler/)
+    } finally {
+      await server.close()
+      await mailroom.dispose()
+    }
+  })
+})
+
+describe("mounted at the root of an Express app", () => {
+  const start = async (options: MailroomHandler.Options = {}) => {
+    const world = makeWorld()
+    const mailroom = MailroomHandler.fromLayer(world.layer, options)
+    const app = express()
+    app.use(express.json())
+    app.use(mailroom.node)
+    app.get("/health", (_req, res) => {
+      res.json({ ok: true })
+    })
+    app.post("/orders", (req, res) => {
+      res.status(201).json({ received: req.body })
+    })
+    const server = await listen(app)
+    return { server, close: () => server.close().then(mailroom.dispose) }
+  }
+
+  it("hands the app's own routes on to it (next), which still answer, bodies included", async () => {
+    const { server, close } = await start()
+    try {
+      assert.deepStrictEqual(await json(await fetch(`${server.url}/health`)), { status: 200, body: { ok: true } })
+      const order = await fetch(`${server.url}/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: 7 })
+      })
+      assert.deepStrictEqual(await json(order), { status: 201, body: { received: { id: 7 } } })
+      const nobody = await fetch(`${server.url}/nope`)
+      assert.strictEqual(nobody.status, 404)
+      assert.match(await nobody.text(), /Cannot GET \/nope/, "Express's own 404, not mailroom's")
+      assert.strictEqual((await fetch(`${server.url}/openapi.json`)).status, 200)
+    } finally {
+      await close()
+    }
+  })
+
+  it('with unknownRoutes: "404", answers every unknown route itself, as on node:http', async () => {
+    const { server, close } = await start({ unknownRoutes: "404" })
+    try {
+      assert.deepStrictEqual(await json(await fetch(`${server.url}/health`)), {
+        status: 404,
+        body: { message: "no route for GET /health" }
+      })
+    } finally {
+      await close()
+    }
+  })
+})
