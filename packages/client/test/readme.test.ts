@@ -37,6 +37,19 @@ describe("the README's quick start", () => {
     assert.strictEqual(blocks[1]?.lines[0], 'import { MailroomClient } from "@mailroom/client"')
   })
 
+  it("is the same five lines as the root README's remote quick start", async () => {
+    const root = await readFile(new URL("../../../README.md", import.meta.url), "utf8")
+    const section = root.slice(
+      root.indexOf("## From another backend"),
+      root.indexOf("\n## ", root.indexOf("## From another backend") + 1)
+    )
+    const rootBlocks = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map(([, lang, code]) => ({
+      lang,
+      lines: (code ?? "").trimEnd().split("\n")
+    }))
+    assert.deepStrictEqual(rootBlocks, blocks)
+  })
+
   it("uploads the file and sends it: one message, with the attachment", async () => {
     // The import line is the module this test imported; the other lines run as written.
     const run = new AsyncFunction("MailroomClient", "process", (blocks[1]?.lines ?? []).slice(1).join("\n"))
