@@ -1,0 +1,72 @@
+// The account's sending quota as SES reports it (GetAccount): `maxSendRate` is the recipients per second
+// the account may send, which a SendRateLimiter paces every instance to.
+import { GetAccountCommand, SESv2Client } from "@aws-sdk/client-sesv2"
+import { MailroomError } from "@mailroom/core"
+import { Duration, Effect, Redacted, type Scope } from "effect"
+import type { ConfigOptions } from "./SesEmailProvider.js"
+
+export interface SendQuota {
+  /** Recipients per second (SES counts each recipient of a message). */
+  readonly maxSendRate: number
+  readonly max24HourSend: number
+  readonly sentLast24Hours: number
+}
+
+/** What `SesEmailProvider` takes to build its client; the same account and region. */
+export type Options = Omit<ConfigOptions, "configurationSetName">
+
+const buildClient = (options: Options): SESv2Client =>
+  new SESv2Client({
+    maxAttempts: 2,
+    ...(options.region === undefined ? {} : { region: options.region }),
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    ...(options.accessKeyId === undefined || options.secretAccessKey === undefined
+      ? {}
+      : {
+          credentials: {
+            accessKeyId: Redacted.value(options.accessKeyId),
+            secretAccessKey: Redacted.value(options.secretAccessKey),
+            ...(options.sessionToken === undefined ? {} : { sessionToken: Redacted.value(options.sessionToken) })
+          }
+        })
+  })
+
+/**
+ * A reader of the quota on one client, closed with the scope. Fails with `Unavailable` when SES cannot
+ * be asked (no `ses:GetAccount` permission, no network) or answers no quota.
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<Effect.Effect<SendQuota, MailroomError.Unavailable>, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => buildClient(options)),
+      (client) => Effect.sync(() => client.destroy())
+    ),
+    (client) => {
+      const timeout = Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? "10 seconds"))
+      return Effect.tryPromise({
+        try: (signal) =>
+          client.send(new GetAccountCommand({}), {
+            abortSignal: AbortSignal.any([signal, AbortSignal.timeout(timeout)])
+          }),
+        catch: (cause) =>
+          new MailroomError.Unavailable({
+            message: `SES's sending quota cannot be read (GetAccount): ${(cause as Error)?.name ?? "error"}`,
+            cause
+          })
+      }).pipe(
+        Effect.flatMap((account) => {
+          const quota = account.SendQuota
+          const rate = quota?.MaxSendRate
+          return rate === undefined || !(rate > 0)
+            ? Effect.fail(new MailroomError.Unavailable({ message: "SES answered GetAccount without a SendQuota" }))
+            : Effect.succeed({
+                maxSendRate: rate,
+                max24HourSend: quota?.Max24HourSend ?? 0,
+                sentLast24Hours: quota?.SentLast24Hours ?? 0
+              })
+        })
+      )
+    }
+  )
