@@ -31,6 +31,8 @@ const reserveScript = Redis.script(
   {
     numberOfKeys: 1,
     lua: `
+-- Before Redis 5, a script that reads TIME may write only when its effects are replicated.
+if redis.replicate_commands then redis.replicate_commands() end
 local tokens = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
