@@ -3,7 +3,6 @@
 import { GetAccountCommand, SESv2Client } from "@aws-sdk/client-sesv2"
 import { MailroomError } from "@mailroom/core"
 import { Duration, Effect, Redacted, type Scope } from "effect"
-import type { ConfigOptions } from "./SesEmailProvider.js"
 
 export interface SendQuota {
   /** Recipients per second (SES counts each recipient of a message). */
@@ -12,8 +11,19 @@ export interface SendQuota {
   readonly sentLast24Hours: number
 }
 
-/** What `SesEmailProvider` takes to build its client; the same account and region. */
-export type Options = Omit<ConfigOptions, "configurationSetName">
+/** The account and region, as `SesEmailProvider` takes them. Secrets plain or `Redacted`. */
+export interface Options {
+  readonly region?: string | undefined
+  readonly endpoint?: string | undefined
+  readonly accessKeyId?: string | Redacted.Redacted<string> | undefined
+  readonly secretAccessKey?: string | Redacted.Redacted<string> | undefined
+  readonly sessionToken?: string | Redacted.Redacted<string> | undefined
+  /** How long one GetAccount may take. Default 10 s. */
+  readonly timeout?: Duration.Input | undefined
+}
+
+const reveal = (secret: string | Redacted.Redacted<string>) =>
+  Redacted.isRedacted(secret) ? Redacted.value(secret) : secret
 
 const buildClient = (options: Options): SESv2Client =>
   new SESv2Client({
@@ -24,9 +34,9 @@ const buildClient = (options: Options): SESv2Client =>
       ? {}
       : {
           credentials: {
-            accessKeyId: Redacted.value(options.accessKeyId),
-            secretAccessKey: Redacted.value(options.secretAccessKey),
-            ...(options.sessionToken === undefined ? {} : { sessionToken: Redacted.value(options.sessionToken) })
+            accessKeyId: reveal(options.accessKeyId),
+            secretAccessKey: reveal(options.secretAccessKey),
+            ...(options.sessionToken === undefined ? {} : { sessionToken: reveal(options.sessionToken) })
           }
         })
   })
