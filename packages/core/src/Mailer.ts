@@ -1,16 +1,18 @@
 // The send operation of the API: validates a request, applies the organisation's sender domains and
 // the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
 import { createHash } from "node:crypto"
-import { Context, Duration, Effect, Exit, Layer, Random, Semaphore } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Metric, Random, Semaphore } from "effect"
 import { isOwnKey } from "./Attachments.js"
 import { attachmentExtension, EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
 import { organizationKey } from "./MailEvent.js"
 import { Conflict, Unavailable, ValidationError } from "./MailroomError.js"
+import * as MailroomMetrics from "./MailroomMetrics.js"
 import { type ObjectInfo, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import { ProviderError, SenderNotVerified } from "./ProviderError.js"
+import { SendRateLimiter } from "./SendRateLimiter.js"
 import * as Wire from "./Wire.js"
 
 export interface RetryPolicy {
@@ -97,7 +99,9 @@ const contentOf = (content: Uint8Array | string): Uint8Array =>
 const fingerprintOf = (request: Request) => createHash("sha256").update(canonical(request)).digest("hex")
 
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
-  const provider = yield* EmailProvider
+  const provider = MailroomMetrics.instrument(yield* EmailProvider)
+  // Optional: with one in context, every attempt first takes a token per recipient from it.
+  const limiter = yield* Effect.serviceOption(SendRateLimiter)
   const store = yield* ObjectStore
   const organizations = yield* Organizations
   const idempotency = yield* IdempotencyStore
@@ -213,21 +217,31 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   /** Retries only what the provider certainly did not accept, waiting longer each time. */
   const sendWithRetries = (email: OutboundEmail) => {
+    const recipients = email.to.length + email.cc.length + email.bcc.length
+    // A refusal of the limiter is answered as it is (429): it already waited as long as allowed.
+    const acquire = limiter._tag === "Some" ? limiter.value.acquire(recipients) : Effect.void
     const attempt = (n: number): Effect.Effect<{ readonly messageId: string }, ProviderError> =>
-      provider.send(email).pipe(
-        Effect.catchTag("ProviderError", (error: ProviderError) =>
-          Effect.gen(function* () {
-            if (!error.isRetryable || n >= maxAttempts) return yield* error
-            const backoff = Math.min(maxDelay, baseDelay * 2 ** (n - 1))
-            const jittered = backoff / 2 + (yield* Random.next) * (backoff / 2)
-            const asked =
-              error.reason._tag === "RateLimited" && error.reason.retryAfter !== undefined
-                ? Duration.toMillis(error.reason.retryAfter)
-                : 0
-            if (asked > maxDelay) return yield* error
-            yield* Effect.sleep(Duration.millis(Math.max(jittered, asked)))
-            return yield* attempt(n + 1)
-          })
+      Effect.andThen(
+        acquire,
+        provider.send(email).pipe(
+          Effect.catchTag("ProviderError", (error: ProviderError) =>
+            Effect.gen(function* () {
+              if (!error.isRetryable || n >= maxAttempts) return yield* error
+              const backoff = Math.min(maxDelay, baseDelay * 2 ** (n - 1))
+              const jittered = backoff / 2 + (yield* Random.next) * (backoff / 2)
+              const asked =
+                error.reason._tag === "RateLimited" && error.reason.retryAfter !== undefined
+                  ? Duration.toMillis(error.reason.retryAfter)
+                  : 0
+              if (asked > maxDelay) return yield* error
+              yield* Effect.sleep(Duration.millis(Math.max(jittered, asked)))
+              yield* Metric.update(
+                Metric.withAttributes(MailroomMetrics.retries, { provider: provider.name, reason: error.reason._tag }),
+                1
+              )
+              return yield* attempt(n + 1)
+            })
+          )
         )
       )
     return attempt(1)
@@ -286,6 +300,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         }
         switch (existing._tag) {
           case "Completed":
+            yield* Metric.update(MailroomMetrics.idempotentReplays, 1)
             return { response: existing.response, replayed: true }
           case "InFlight":
             return yield* new Conflict({ message: "a request with this Idempotency-Key is still being processed" })
@@ -329,7 +344,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
           return { response: yield* deliver(principal, request), replayed: false }
         }
         return yield* withIdempotency(principal, { orgId: principal.orgId, key: idempotencyKey }, request)
-      })
+      }).pipe(Effect.withSpan("Mailer.send", { attributes: { "mailroom.organization": principal.orgId } }))
 
   return Mailer.of({ send: sendWith(decodeRequest), sendInProcess: sendWith(decodeInProcess) })
 })

@@ -10,6 +10,7 @@ import * as Mailer from "./Mailer.js"
 import { type NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 import type { ObjectStore } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
+import type * as SendRateLimiter from "./SendRateLimiter.js"
 import type * as Wire from "./Wire.js"
 
 /** The layers to build on; `E` is whatever building them can fail with (a `ConfigError` from `layerConfig`). */
@@ -26,6 +27,11 @@ export interface Options<E = never> {
   readonly events?: Layer.Layer<MailEvents.MailEvents, E, Organizations>
   readonly attachments?: Attachments.Config
   readonly mailer?: Mailer.Config
+  /**
+   * Paces sends to the provider's rate, one token per recipient (`SendRateLimiter.layerMemory`, or on
+   * a shared store such as `@mailroom/redis`'s). Default: none, sends go as fast as they come.
+   */
+  readonly rateLimiter?: Layer.Layer<SendRateLimiter.SendRateLimiter, E>
 }
 
 /** What `layer` provides: the two operation services, and the layers they were built from. */
@@ -51,9 +57,11 @@ export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> 
     options.idempotency ?? IdempotencyStore.layerMemory(),
     events
   )
-  return Layer.mergeAll(Mailer.layer(options.mailer), Attachments.layer(options.attachments)).pipe(
-    Layer.provideMerge(base)
-  )
+  const mailer =
+    options.rateLimiter === undefined
+      ? Mailer.layer(options.mailer)
+      : Mailer.layer(options.mailer).pipe(Layer.provide(options.rateLimiter))
+  return Layer.mergeAll(mailer, Attachments.layer(options.attachments)).pipe(Layer.provideMerge(base))
 }
 
 /** Who a call is made for: an organisation id for trusted in-process callers, or a credential to check. */

@@ -10,11 +10,15 @@ import { PostmarkEmailProvider } from "@mailroom/postmark"
 import { RedisConnection, RedisIdempotencyStore } from "@mailroom/redis"
 import { S3ObjectStore } from "@mailroom/s3"
 import { SesEmailProvider } from "@mailroom/ses"
-import { Duration, Layer, ManagedRuntime, Redacted } from "effect"
+import { type Context, Duration, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { eventSources, eventsLayer } from "./internal/events.js"
+import * as Health from "./internal/health.js"
+import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
+import * as RateLimiting from "./internal/rateLimit.js"
+import * as Telemetry from "./internal/telemetry.js"
 import { type Config, ConfigError } from "./ServerConfig.js"
 
 export interface StartOptions {
@@ -138,6 +142,15 @@ const redisConnections = () => {
   }
 }
 
+/** Every Redis the config names, once each: readiness pings each of them. */
+const redisUrls = (config: Config): ReadonlyArray<string> => [
+  ...new Set([
+    ...(config.idempotency.kind === "redis" ? [config.idempotency.url] : []),
+    ...(config.events?.queue.kind === "redis" ? [config.events.queue.url] : []),
+    ...(config.sending.rateLimit?.store.kind === "redis" ? [config.sending.rateLimit.store.url] : [])
+  ])
+]
+
 /**
  * What building the layers can fail with: a database or an event queue that cannot be opened, an
  * idempotency directory that cannot be created or a Redis (for keys or the queue) that cannot be reached.
@@ -213,6 +226,21 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   let closing: Promise<void> | undefined
   // Requests that arrive before the layers are built are answered 503.
   let handle: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined
+  // The runtime's context once built: where the metrics are, and what readiness checks run with.
+  let context: Context.Context<never> | undefined
+  const routeOf = Telemetry.routeOf(Telemetry.knownRoutes(sources.map((source) => source.name)))
+  const redis = redisConnections()
+  const rateLimiting = RateLimiting.make(config, redis)
+  const health = Health.make({
+    postgres: config.organizationsSource.kind === "postgres",
+    providerProblem: rateLimiting.providerProblem
+  })
+  const operational = Operational.make({
+    metrics: config.metrics,
+    context: () => context,
+    state: () => (closing !== undefined ? "shutting down" : handle === undefined ? "starting" : undefined),
+    readiness: health.readiness
+  })
   // Answers still being worked on, also those whose client went away: a send must not be cut short.
   const inFlight = new Set<Promise<void>>()
   const requestTimeout = Duration.toMillis(config.requestTimeout)
@@ -227,12 +255,19 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
       const started = performance.now()
       let logged = false
       // Exactly one line per request: when the answer is sent, or once it is done with if the client left first.
+      const path = (req.url ?? "/").split("?")[0] ?? "/"
       const logOnce = (note: string) => {
         if (logged) return
         logged = true
+        const took = performance.now() - started
+        if (context !== undefined) {
+          const request = { method: req.method ?? "GET", route: routeOf(path), status: res.statusCode }
+          Telemetry.recordRequest(context, { ...request, seconds: took / 1000 })
+        }
+        // Load balancers probe every few seconds: their successes would drown the log.
+        if (Operational.isProbe(path) && res.statusCode === 200) return
         // The path only: query strings carry storage keys, and no header is ever logged.
-        const path = (req.url ?? "/").split("?")[0]
-        log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms${note}`)
+        log(`${req.method} ${path} ${res.statusCode} ${took.toFixed(1)}ms${note}`)
       }
       res.once("finish", () => {
         logOnce("")
@@ -240,7 +275,9 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
         if (closing !== undefined) setImmediate(() => server.closeIdleConnections())
       })
       let done: Promise<void>
-      if (handle === undefined) {
+      if (operational.serves(req.method, path)) {
+        done = operational.answer(path, req, res)
+      } else if (handle === undefined) {
         res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
         res.end(JSON.stringify({ message: "starting" }))
         done = Promise.resolve()
@@ -266,7 +303,6 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
-  const redis = redisConnections()
   const events = eventsLayer(config.events, redis)
   const layer = Mailroom.layer<LayerError>({
     provider: providerLayer(config.provider),
@@ -275,17 +311,24 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     idempotency: idempotencyLayer(config.idempotency, redis),
     ...optional("events", events),
     attachments: optional("idSecret", config.attachmentIdSecret),
+    ...optional("rateLimiter", rateLimiting.layer),
     mailer: {
       ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
       // The config checked it is a duration Effect reads.
       ...optional("attachmentBudgetWait", config.sending.attachmentBudgetWait as Duration.Input | undefined)
     }
   })
-  const runtime = ManagedRuntime.make(layer)
+  const watched = Layer.mergeAll(
+    Telemetry.registryLayer(),
+    ...redisUrls(config).map((redisUrl) => health.watchRedis(redisUrl).pipe(Layer.provide(redis(redisUrl)))),
+    ...(config.tracing === undefined ? [] : [Telemetry.tracingLayer(config.tracing)])
+  )
+  const runtime = ManagedRuntime.make(Layer.merge(layer, watched))
   try {
     const handlers = await runtime.runPromise(
       MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
     )
+    context = (await runtime.context()) as Context.Context<never>
     handle = handlers.node
   } catch (cause) {
     server.close()

@@ -3,8 +3,27 @@
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
 import { WebhookDelivery, Wire } from "@mailroom/core"
-import { Duration, Option, Schema } from "effect"
-import { decodeKind, decodeWith, nonEmpty } from "./internal/decode.js"
+import { Duration, Schema } from "effect"
+import {
+  decodeKind,
+  decodeWith,
+  nonEmpty,
+  positive,
+  SecretOrEnv as SecretOrEnvSchema,
+  Time,
+  Url
+} from "./internal/decode.js"
+import {
+  Metrics,
+  type MetricsConfig,
+  metricsSection,
+  RateLimit,
+  type RateLimitConfig,
+  rateLimitSection,
+  Tracing,
+  type TracingConfig,
+  tracingSection
+} from "./internal/operations.js"
 import {
   type IdempotencyConfig,
   idempotencySection,
@@ -15,8 +34,10 @@ import {
   RedisIdempotency
 } from "./internal/stores.js"
 
-export type { IdempotencyConfig, QueueConfig }
+export type { IdempotencyConfig, MetricsConfig, QueueConfig, RateLimitConfig, TracingConfig }
 export { LocalIdempotency, MemoryIdempotency, RedisIdempotency }
+export type SecretOrEnv = typeof SecretOrEnvSchema.Type
+const SecretOrEnv = SecretOrEnvSchema
 
 const Secret = nonEmpty("a secret")
 const Port = Schema.Number.pipe(
@@ -26,28 +47,6 @@ const Port = Schema.Number.pipe(
     )
   )
 )
-const Url = Schema.String.pipe(
-  Schema.check(
-    Schema.makeFilter((s: string) =>
-      URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) ? undefined : "must be an http(s) URL"
-    )
-  )
-)
-
-/** A duration as Effect writes it: `"500 millis"`, `"5 seconds"`, `"24 hours"`. */
-const Time = Schema.String.pipe(
-  Schema.check(
-    Schema.makeFilter((s: string) =>
-      /^\d+(\.\d+)? [a-z]+$/.test(s) && Option.isSome(Duration.fromInput(s as Duration.Input))
-        ? undefined
-        : 'must be a duration such as "500 millis", "5 seconds" or "24 hours"'
-    )
-  )
-)
-
-/** A secret written in the file, or `{"env": "NAME"}` to read it from that environment variable at start-up. */
-const SecretOrEnv = Schema.Union([Secret, Schema.Struct({ env: nonEmpty("an environment variable name") })])
-export type SecretOrEnv = typeof SecretOrEnv.Type
 
 export const Events = Schema.Struct({
   webhooks: Schema.optionalKey(
@@ -106,15 +105,6 @@ export const Organization = Schema.Struct({
   apiKeys: Schema.optionalKey(Schema.Array(Schema.String)),
   accessTokens: Schema.optionalKey(Schema.Array(Schema.String))
 })
-
-const positive = (what: string, integer: boolean) =>
-  Schema.Number.pipe(
-    Schema.check(
-      Schema.makeFilter((n: number) =>
-        Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n)) ? undefined : `must be ${what}`
-      )
-    )
-  )
 
 const PostgresUrl = Schema.String.pipe(
   Schema.check(
@@ -213,9 +203,12 @@ export const ServerConfig = Schema.Struct({
   sending: Schema.optionalKey(
     Schema.Struct({
       attachmentBytesInFlight: Schema.optionalKey(positive("a whole number of bytes above 0", true)),
-      attachmentBudgetWait: Schema.optionalKey(Time)
+      attachmentBudgetWait: Schema.optionalKey(Time),
+      rateLimit: Schema.optionalKey(RateLimit)
     })
   ),
+  metrics: Schema.optionalKey(Metrics),
+  tracing: Schema.optionalKey(Tracing),
   shutdownGracePeriod: Schema.optionalKey(Time),
   requestTimeout: Schema.optionalKey(Time)
 })
@@ -238,7 +231,16 @@ export interface Config {
   readonly events: EventsConfig | undefined
   /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
   readonly attachmentIdSecret: string | undefined
-  readonly sending: { readonly attachmentBytesInFlight?: number; readonly attachmentBudgetWait?: string }
+  readonly sending: {
+    readonly attachmentBytesInFlight?: number
+    readonly attachmentBudgetWait?: string
+    /** Absent: sends are not paced (the provider's own 429s are still retried). */
+    readonly rateLimit?: RateLimitConfig
+  }
+  /** Absent: no `GET /metrics`. */
+  readonly metrics: MetricsConfig | undefined
+  /** Absent: no spans are exported. */
+  readonly tracing: TracingConfig | undefined
   /** How long SIGTERM (or `close()`) waits for requests in flight before closing their connections. Default 10 s. */
   readonly shutdownGracePeriod: Duration.Duration
   /** How long a client may take to send a whole request (headers and body). Default 5 minutes. */
@@ -301,6 +303,12 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
       ? undefined
       : eventsSection(decoded.events, organizations, organizationsSource, idempotencyConfig, at, env)
   if (events !== undefined && "problems" in events) throw new ConfigError(source, events.problems)
+  const { rateLimit: rateLimitInput, ...sending } = decoded.sending ?? {}
+  const rateLimit = rateLimitSection(rateLimitInput, provider.kind, idempotencyConfig, env)
+  const metrics = metricsSection(decoded.metrics, env)
+  const tracing = tracingSection(decoded.tracing)
+  const operational = [...rateLimit.problems, ...metrics.problems, ...tracing.problems]
+  if (operational.length > 0) throw new ConfigError(source, operational)
   const idSecret = decoded.attachments?.idSecret
   let attachmentIdSecret = storage.kind === "local" ? storage.signingSecret : undefined
   if (typeof idSecret === "string") attachmentIdSecret = idSecret
@@ -321,7 +329,9 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     idempotency: idempotencyConfig,
     events,
     attachmentIdSecret,
-    sending: decoded.sending ?? {},
+    sending: rateLimit.value === undefined ? sending : { ...sending, rateLimit: rateLimit.value },
+    metrics: metrics.value,
+    tracing: tracing.value,
     shutdownGracePeriod: Duration.fromInputUnsafe((decoded.shutdownGracePeriod ?? "10 seconds") as Duration.Input),
     requestTimeout: Duration.fromInputUnsafe((decoded.requestTimeout ?? "5 minutes") as Duration.Input)
   }

@@ -306,7 +306,13 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         }
         if (read !== undefined && "status" in read) return read
         return yield* route.run({ request, principal, body: read?.value })
-      })
+      }).pipe(
+        // A span per request when a tracer is provided; each path of the table is its own route.
+        Effect.withSpan(`${route.method} ${request.pathname}`, {
+          kind: "server",
+          attributes: { "http.request.method": route.method, "http.route": request.pathname }
+        })
+      )
     )
     if (Exit.isSuccess(exit)) return exit.value
     const error = Cause.findErrorOption(exit.cause)

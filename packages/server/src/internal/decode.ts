@@ -1,7 +1,7 @@
 // Decoding the config file's sections with Schema, each problem named by its path in the file: shared
 // by ServerConfig and the sections decoded in their own modules.
 import { Wire } from "@mailroom/core"
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 
 export const nonEmpty = (what: string) =>
   Schema.String.pipe(
@@ -9,6 +9,40 @@ export const nonEmpty = (what: string) =>
   )
 
 export const Dir = nonEmpty("a directory")
+
+export const Url = Schema.String.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) =>
+      URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) ? undefined : "must be an http(s) URL"
+    )
+  )
+)
+
+/** A duration as Effect writes it: `"500 millis"`, `"5 seconds"`, `"24 hours"`. */
+export const Time = Schema.String.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) =>
+      /^\d+(\.\d+)? [a-z]+$/.test(s) && Option.isSome(Duration.fromInput(s as Duration.Input))
+        ? undefined
+        : 'must be a duration such as "500 millis", "5 seconds" or "24 hours"'
+    )
+  )
+)
+
+/** A secret written in the file, or `{"env": "NAME"}` to read it from that environment variable at start-up. */
+export const SecretOrEnv = Schema.Union([
+  nonEmpty("a secret"),
+  Schema.Struct({ env: nonEmpty("an environment variable name") })
+])
+
+export const positive = (what: string, integer: boolean) =>
+  Schema.Number.pipe(
+    Schema.check(
+      Schema.makeFilter((n: number) =>
+        Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n)) ? undefined : `must be ${what}`
+      )
+    )
+  )
 
 export interface Decoded<A> {
   readonly value?: A | undefined

@@ -46,7 +46,7 @@ export type QueueConfig =
 type Env = Readonly<Record<string, string | undefined>>
 
 /** A Redis URL written in the file, read from the variable it names, or else `fallback`, else REDIS_URL. */
-const redisUrl = (
+export const redisUrl = (
   setting: typeof RedisUrlSetting.Type | undefined,
   path: string,
   env: Env,

@@ -1,0 +1,64 @@
+// The metrics and spans core records with Effect's own Metric and Tracer: each call to the provider
+// (outcome, latency), retries and idempotent replays. effect/observability exports them (Prometheus, OTLP).
+import { Duration, Effect, Exit, Metric } from "effect"
+import type { EmailProvider } from "./EmailProvider.js"
+
+/** Calls to the provider by `provider` and `outcome`: "sent", or the failure's reason (`RateLimited`...). */
+export const providerSends = Metric.counter("mailroom_provider_sends_total", {
+  description: "Calls to the email provider, by provider and outcome (sent, or the reason it failed)",
+  incremental: true
+})
+
+/** Seconds each call to the provider took, by `provider`, whatever its outcome. */
+export const providerSeconds = Metric.histogram("mailroom_provider_send_seconds", {
+  description: "How long each call to the email provider took",
+  boundaries: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+})
+
+/** Sends tried again after a failure that certainly sent nothing, by `provider` and `reason`. */
+export const retries = Metric.counter("mailroom_send_retries_total", {
+  description: "Sends tried again after the provider certainly did not accept them, by provider and reason",
+  incremental: true
+})
+
+/** Sends answered with the stored response of an earlier request with the same Idempotency-Key. */
+export const idempotentReplays = Metric.counter("mailroom_idempotent_replays_total", {
+  description: "Sends answered from an earlier request with the same Idempotency-Key, nothing sent",
+  incremental: true
+})
+
+/** The same provider, each call counted, timed and traced (span `EmailProvider.send`). */
+export const instrument = (provider: EmailProvider): EmailProvider => ({
+  ...provider,
+  send: (email) =>
+    Effect.timed(Effect.exit(provider.send(email))).pipe(
+      Effect.flatMap(([took, exit]) => {
+        const failure = Exit.findErrorOption(exit)
+        // "interrupted" or "defect": the call ended without the provider's own answer.
+        const outcome = Exit.isSuccess(exit)
+          ? "sent"
+          : failure._tag === "Some"
+            ? failure.value.reason._tag
+            : Exit.hasInterrupts(exit)
+              ? "interrupted"
+              : "defect"
+        return Effect.andThen(
+          Effect.all([
+            Metric.update(Metric.withAttributes(providerSends, { provider: provider.name, outcome }), 1),
+            Metric.update(
+              Metric.withAttributes(providerSeconds, { provider: provider.name }),
+              Duration.toMillis(took) / 1000
+            )
+          ]),
+          exit
+        )
+      }),
+      Effect.withSpan("EmailProvider.send", {
+        kind: "client",
+        attributes: {
+          "mailroom.provider": provider.name,
+          "mailroom.recipients": email.to.length + email.cc.length + email.bcc.length
+        }
+      })
+    )
+})

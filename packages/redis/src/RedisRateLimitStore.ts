@@ -1,0 +1,97 @@
+// core's SendRateLimiter buckets on Redis, so every instance pointed at one Redis draws from one bucket
+// per provider account and region: the fleet together stays within the provider's sending rate.
+import { type MailroomError, SendRateLimiter } from "@mailroom/core"
+import { Config, Duration, Effect, Layer } from "effect"
+import { Redis } from "effect/persistence"
+import * as RedisConnection from "./RedisConnection.js"
+
+export interface Options {
+  /** Prepended to every key this store writes. Default `"mailroom:ratelimit:"`. */
+  readonly prefix?: string
+  /**
+   * How long one reservation may take before it counts as a store failure (the limiter then paces
+   * this instance alone until Redis answers again). Default 1 second.
+   */
+  readonly timeout?: Duration.Input
+}
+
+export interface ConnectionOptions extends Options, RedisConnection.Options {}
+
+// core's GCRA (SendRateLimiter.gcra) in one script, so a reservation is atomic across instances. The
+// time is Redis's own (TIME), not each instance's: clocks that drift apart cannot widen the bucket.
+// Lua numbers go back to Redis as integers, so the delay is returned as a string.
+const reserveScript = Redis.script(
+  (key: string, tokens: number, intervalMillis: number, burst: number, maxWaitMillis: number) => [
+    key,
+    tokens,
+    intervalMillis,
+    burst,
+    maxWaitMillis
+  ],
+  {
+    numberOfKeys: 1,
+    lua: `
+-- Before Redis 5, a script that reads TIME may write only when its effects are replicated.
+if redis.replicate_commands then redis.replicate_commands() end
+local tokens = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local burst = tonumber(ARGV[3])
+local max_wait = tonumber(ARGV[4])
+local time = redis.call("TIME")
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local start = tonumber(redis.call("GET", KEYS[1]))
+if not start or start < now then start = now end
+local next = start + tokens * interval
+local delay = math.max(0, next - burst * interval - now)
+if delay > max_wait then return { 0, string.format("%.17g", delay) } end
+redis.call("SET", KEYS[1], string.format("%.17g", next), "PX", math.max(1, math.ceil(next - now)))
+return { 1, string.format("%.17g", delay) }
+`
+  }
+).withReturnType<readonly [granted: 0 | 1, delayMillis: string]>()
+
+/** The store on the `Redis` service in context, e.g. one `RedisConnection.layer` shared with the other stores. */
+export const make = (options: Options = {}): Effect.Effect<SendRateLimiter.RateLimitStore, never, Redis.Redis> =>
+  Effect.gen(function* () {
+    const redis = yield* Redis.Redis
+    const prefix = options.prefix ?? "mailroom:ratelimit:"
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? "1 second")
+    const reserve = redis.eval(reserveScript)
+    return SendRateLimiter.RateLimitStore.of({
+      reserve: (request) =>
+        reserve(
+          `${prefix}${request.key}`,
+          request.tokens,
+          1000 / request.perSecond,
+          request.burst,
+          Duration.toMillis(request.maxWait)
+        ).pipe(
+          Effect.timeoutOrElse({
+            duration: timeout,
+            orElse: () =>
+              Effect.fail(new Redis.RedisError({ cause: new Error(`no answer within ${Duration.format(timeout)}`) }))
+          }),
+          Effect.mapError((error) => new SendRateLimiter.RateLimitStoreError({ cause: error.cause })),
+          Effect.map(([granted, delay]): SendRateLimiter.Reservation => {
+            const millis = Duration.millis(Math.ceil(Number(delay)))
+            return Number(granted) === 1 ? { _tag: "Granted", delay: millis } : { _tag: "Refused", retryAfter: millis }
+          })
+        )
+    })
+  })
+
+/** The store on a `Redis` service provided by the caller. */
+export const layerRedis = (options: Options = {}): Layer.Layer<SendRateLimiter.RateLimitStore, never, Redis.Redis> =>
+  Layer.effect(SendRateLimiter.RateLimitStore, make(options))
+
+/** The store on its own connection to `url` (`RedisConnection.layer`): a Redis that cannot be reached fails it with `Unavailable`. */
+export const layer = (
+  options: ConnectionOptions
+): Layer.Layer<SendRateLimiter.RateLimitStore, MailroomError.Unavailable> =>
+  layerRedis(options).pipe(Layer.provide(RedisConnection.layer({ url: options.url })))
+
+/** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
+export const layerConfig = (
+  options: Config.Wrap<ConnectionOptions>
+): Layer.Layer<SendRateLimiter.RateLimitStore, MailroomError.Unavailable | Config.ConfigError> =>
+  Layer.unwrap(Effect.map(Config.unwrap(options), layer))

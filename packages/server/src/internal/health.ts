@@ -1,0 +1,85 @@
+// `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
+// the organisations' database, each Redis, the provider's configuration), for load balancers.
+import { MailroomError, ObjectStore, Organizations } from "@mailroom/core"
+import { Duration, Effect, Layer } from "effect"
+import { Redis } from "effect/persistence"
+
+/** The URL without its credentials. */
+const describeUrl = (url: string) => {
+  const { protocol, host } = new URL(url)
+  return `${protocol}//${host}`
+}
+
+/** One check: undefined when ready, else why not (safe to show: no credential, no URL password). */
+export type Check = Effect.Effect<string | undefined, never, ObjectStore.ObjectStore | Organizations.Organizations>
+
+const bounded = (check: Check, what: string): Check =>
+  check.pipe(
+    Effect.timeoutOrElse({
+      duration: Duration.seconds(2),
+      orElse: () => Effect.succeed(`${what} did not answer within 2 s`)
+    })
+  )
+
+const storage: Check = Effect.flatMap(ObjectStore.ObjectStore, (store) =>
+  store.head("_mailroom/readyz").pipe(
+    Effect.as(undefined),
+    Effect.catch((error) =>
+      Effect.succeed(
+        error._tag === "ObjectNotFound" ? undefined : `the object store cannot be reached: ${error.message}`
+      )
+    )
+  )
+)
+
+// A lookup of an organisation that does not exist reaches the database (a miss is cached for at most
+// `cacheSeconds`); an outage is `Unavailable`, which is all this looks at.
+const database: Check = Effect.flatMap(Organizations.Organizations, (organizations) =>
+  organizations.find("_mailroom_readyz").pipe(
+    Effect.as(undefined),
+    Effect.catch((error) =>
+      Effect.succeed(MailroomError.isMailroomError(error) && error._tag === "Unavailable" ? error.message : undefined)
+    )
+  )
+)
+
+/**
+ * The checks, filled in while the layers are built: each Redis connection registers its PING here, so
+ * readiness asks the very connections the stores use.
+ */
+export const make = (options: { readonly postgres: boolean; readonly providerProblem: () => string | undefined }) => {
+  const pings = new Map<string, Check>()
+  /** A layer that registers the PING of the Redis it is given; provide it the store's own connection layer. */
+  const watchRedis = (url: string): Layer.Layer<never, never, Redis.Redis> =>
+    Layer.effectDiscard(
+      Effect.map(Redis.Redis, (redis) => {
+        pings.set(
+          url,
+          redis.send<string>("PING").pipe(
+            Effect.as(undefined),
+            Effect.catch(() => Effect.succeed(`Redis at ${describeUrl(url)} cannot be reached`))
+          )
+        )
+      })
+    )
+  const checks = (): ReadonlyArray<readonly [string, Check]> => [
+    ["storage", bounded(storage, "the object store")],
+    ...(options.postgres ? [["organizations", bounded(database, "PostgreSQL")] as const] : []),
+    ...[...pings].map(
+      ([url, ping], i) =>
+        [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const
+    ),
+    ["provider", Effect.sync(options.providerProblem)]
+  ]
+  /** `{ready, checks: {name: "ok" | why}}`, every check run at once. */
+  const readiness = Effect.gen(function* () {
+    const named = checks()
+    const results = yield* Effect.forEach(named, ([, check]) => check, { concurrency: "unbounded" })
+    const body: Record<string, string> = {}
+    named.forEach(([name], i) => {
+      body[name] = results[i] ?? "ok"
+    })
+    return { ready: results.every((r) => r === undefined), checks: body }
+  })
+  return { watchRedis, readiness }
+}

@@ -1,0 +1,80 @@
+// What the server reports about itself: requests by route and status as Effect metrics beside core's
+// (one registry per server), `GET /metrics` in Prometheus's text format, and spans over OTLP/HTTP JSON.
+import { OpenApi } from "@mailroom/http"
+import { type Context, Layer, Metric } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { OtlpSerialization, OtlpTracer, PrometheusMetrics } from "effect/observability"
+import type { MetricsConfig, TracingConfig } from "../ServerConfig.js"
+import { tokenMatches } from "./operations.js"
+
+const requests = Metric.counter("mailroom_http_requests_total", {
+  description: "HTTP requests answered, by method, route and status",
+  incremental: true
+})
+
+const requestSeconds = Metric.histogram("mailroom_http_request_duration_seconds", {
+  description: "How long HTTP requests took to answer, by method and route",
+  boundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+})
+
+/**
+ * A route's template for labels: a path of the API as the OpenAPI document names it, a signed-URL
+ * route by its prefix, else "unmatched", so a scan of random paths cannot grow the series without bound.
+ */
+export const routeOf = (known: ReadonlySet<string>) => (pathname: string) => {
+  if (known.has(pathname)) return pathname
+  const prefix = /^\/_mailroom\/[a-z]+\//.exec(pathname)?.[0]
+  return prefix === undefined ? "unmatched" : `${prefix}*`
+}
+
+/** The routes of the API, and the operational ones this server adds outside it. */
+export const knownRoutes = (webhooks: ReadonlyArray<string>): ReadonlySet<string> =>
+  new Set([
+    ...Object.keys((OpenApi.document({ webhooks }) as { paths: Record<string, unknown> }).paths),
+    "/healthz",
+    "/readyz",
+    "/metrics"
+  ])
+
+/** A fresh registry: two servers in one process (tests, embedding) each count only their own. */
+export const registryLayer = () => Layer.succeed(Metric.MetricRegistry, new Map())
+
+export const recordRequest = (
+  context: Context.Context<never>,
+  request: { readonly method: string; readonly route: string; readonly status: number; readonly seconds: number }
+) => {
+  const labels = { method: request.method, route: request.route }
+  Metric.withAttributes(requests, { ...labels, status: String(request.status) }).updateUnsafe(1, context)
+  Metric.withAttributes(requestSeconds, labels).updateUnsafe(request.seconds, context)
+}
+
+/** `GET /metrics`: 401 without the configured bearer token, else every metric of this server. */
+export const metricsAnswer = (
+  config: MetricsConfig,
+  authorization: string | undefined,
+  context: Context.Context<never>
+): { readonly status: number; readonly headers: Record<string, string>; readonly body: string } => {
+  if (config.token !== undefined) {
+    const presented = /^Bearer +(\S+) *$/i.exec(authorization ?? "")?.[1]
+    if (presented === undefined || !tokenMatches(config.token, presented)) {
+      return {
+        status: 401,
+        headers: { "content-type": "application/json; charset=utf-8", "www-authenticate": "Bearer" },
+        body: JSON.stringify({ message: "missing or invalid metrics token" })
+      }
+    }
+  }
+  return {
+    status: 200,
+    headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+    body: PrometheusMetrics.formatUnsafe(context)
+  }
+}
+
+/** Effect's tracer exporting to `{otlpEndpoint}/v1/traces` (OTLP/HTTP JSON), flushed when the server closes. */
+export const tracingLayer = (config: TracingConfig) =>
+  OtlpTracer.layer({
+    url: `${config.otlpEndpoint}/v1/traces`,
+    resource: { serviceName: config.serviceName },
+    exportInterval: "2 seconds"
+  }).pipe(Layer.provide([OtlpSerialization.layerJson, FetchHttpClient.layer]))
