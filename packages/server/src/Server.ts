@@ -15,6 +15,7 @@ import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as ServerOrganizations from "./internal/organizations.js"
+import * as Viewer from "./internal/viewer/viewer.js"
 import { type Config, ConfigError } from "./ServerConfig.js"
 
 export interface StartOptions {
@@ -41,6 +42,8 @@ export interface RunningServer {
    * Answers the names of the other sections that differ: those take a restart.
    */
   readonly reload: (config: Config) => ReadonlyArray<string>
+  /** The outbox viewer's URL; undefined when it is not served (config's `viewer`, the listening address). */
+  readonly viewer: string | undefined
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
@@ -213,6 +216,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   let closing: Promise<void> | undefined
   // Requests that arrive before the layers are built are answered 503.
   let handle: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined
+  let viewer: Viewer.Viewer | undefined
   // Answers still being worked on, also those whose client went away: a send must not be cut short.
   const inFlight = new Set<Promise<void>>()
   const requestTimeout = Duration.toMillis(config.requestTimeout)
@@ -245,7 +249,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
         res.end(JSON.stringify({ message: "starting" }))
         done = Promise.resolve()
       } else {
-        done = handle(req, res)
+        done = viewer?.handle(req, res) ?? handle(req, res)
         inFlight.add(done)
         void done.finally(() => inFlight.delete(done))
       }
@@ -286,6 +290,9 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     const handlers = await runtime.runPromise(
       MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
     )
+    if (config.provider.kind === "outbox") {
+      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime })
+    }
     handle = handlers.node
   } catch (cause) {
     server.close()
@@ -296,6 +303,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const grace = Duration.toMillis(config.shutdownGracePeriod)
   const close = () => {
     closing ??= (async () => {
+      await viewer?.close()
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       // Idle keep-alive connections would hold close() open; busy ones get the grace period to finish.
       server.closeIdleConnections()
@@ -310,5 +318,5 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     })()
     return closing
   }
-  return { url, config, close, reload: organizations.reload }
+  return { url, config, close, reload: organizations.reload, viewer: viewer?.url }
 }

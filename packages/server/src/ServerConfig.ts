@@ -14,8 +14,9 @@ import {
   queueSection,
   RedisIdempotency
 } from "./internal/stores.js"
+import { Viewer, type ViewerConfig, viewerSection } from "./internal/viewer/config.js"
 
-export type { IdempotencyConfig, QueueConfig }
+export type { IdempotencyConfig, QueueConfig, ViewerConfig }
 export { LocalIdempotency, MemoryIdempotency, RedisIdempotency }
 
 const Secret = nonEmpty("a secret")
@@ -217,7 +218,8 @@ export const ServerConfig = Schema.Struct({
     })
   ),
   shutdownGracePeriod: Schema.optionalKey(Time),
-  requestTimeout: Schema.optionalKey(Time)
+  requestTimeout: Schema.optionalKey(Time),
+  viewer: Schema.optionalKey(Viewer)
 })
 
 export interface Config {
@@ -243,6 +245,11 @@ export interface Config {
   readonly shutdownGracePeriod: Duration.Duration
   /** How long a client may take to send a whole request (headers and body). Default 5 minutes. */
   readonly requestTimeout: Duration.Duration
+  /**
+   * The outbox viewer at `/_mailroom/outbox/`: on with the outbox provider unless `"enabled": false`;
+   * served to loopback listeners, or to holders of `token`.
+   */
+  readonly viewer: ViewerConfig
 }
 
 /** A config file that cannot be used; `problems` name each field. */
@@ -310,6 +317,9 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
       throw new ConfigError(source, [`attachments.idSecret: the environment variable ${idSecret.env} is not set`])
     }
   }
+  const credentials = organizations.flatMap((org) => [...(org.apiKeys ?? []), ...(org.accessTokens ?? [])])
+  const viewer = viewerSection(decoded.viewer, provider.kind, credentials, env)
+  if (viewer.problems.length > 0) throw new ConfigError(source, viewer.problems)
   return {
     port: options.port ?? decoded.port ?? 3000,
     publicUrl: decoded.publicUrl,
@@ -323,7 +333,8 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     attachmentIdSecret,
     sending: decoded.sending ?? {},
     shutdownGracePeriod: Duration.fromInputUnsafe((decoded.shutdownGracePeriod ?? "10 seconds") as Duration.Input),
-    requestTimeout: Duration.fromInputUnsafe((decoded.requestTimeout ?? "5 minutes") as Duration.Input)
+    requestTimeout: Duration.fromInputUnsafe((decoded.requestTimeout ?? "5 minutes") as Duration.Input),
+    viewer: viewer.value
   }
 }
 
