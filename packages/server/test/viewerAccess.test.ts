@@ -152,6 +152,20 @@ describe("access to the outbox viewer", () => {
     }
   })
 
+  it("does not hold a shutdown open for a list that is watching live", async () => {
+    const server = await start(configFor(dir, { shutdownGracePeriod: "20 seconds" }))
+    const feed = await fetch(`${server.url}/_mailroom/outbox/events`)
+    assert.strictEqual(feed.headers.get("content-type"), "text/event-stream")
+    const reader = (feed.body as ReadableStream<Uint8Array>).getReader()
+    assert.include(new TextDecoder().decode((await reader.read()).value), "retry:")
+    const started = Date.now()
+    await Promise.all(running.splice(0).map((s) => s.close()))
+    assert.isBelow(Date.now() - started, 5000)
+    // The stream ended cleanly rather than being cut.
+    let next = await reader.read()
+    while (!next.done) next = await reader.read()
+  })
+
   it("refuses a config whose viewer token is an organisation's credential, or that has no outbox to show", () => {
     const problems = (extra: Record<string, unknown>, env: Record<string, string> = {}) => {
       try {

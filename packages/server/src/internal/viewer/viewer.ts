@@ -180,7 +180,7 @@ export const start = async (options: Options): Promise<Viewer> => {
         })
       }
       case "events":
-        return feed(req, res)
+        return method === "GET" ? feed(req, res) : json(res, 405, { message: "the live feed answers GET" })
       case "assets/viewer.css":
         return send(res, 200, "text/css; charset=utf-8", Assets.css)
       case "assets/viewer.js":
