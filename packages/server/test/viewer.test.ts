@@ -192,17 +192,17 @@ describe("the outbox viewer, in Chromium", () => {
 
   it("downloads an attachment with its own bytes and content type", async () => {
     const bytes = randomBytes(50_000)
-    const key = await upload("Relevé août.pdf", "application/pdf", bytes)
+    const key = await upload("Relevé (août) 'v2'.pdf", "application/pdf", bytes)
     const id = await send({
       subject: "Your statement",
       body: { text: "Attached." },
-      attachments: [{ filename: "Relevé août.pdf", key }]
+      attachments: [{ filename: "Relevé (août) 'v2'.pdf", key }]
     })
     await page.goto(`${viewer}messages/${id}`)
-    const link = page.locator("#attachments a", { hasText: "Relevé août.pdf" })
+    const link = page.locator("#attachments a", { hasText: "Relevé (août) 'v2'.pdf" })
     assert.include(await page.locator("#attachments tbody").textContent(), "application/pdf")
     const [download] = await Promise.all([page.waitForEvent("download"), link.click()])
-    assert.strictEqual(download.suggestedFilename(), "Relevé août.pdf")
+    assert.strictEqual(download.suggestedFilename(), "Relevé (août) 'v2'.pdf")
     assert.isTrue(Buffer.from(await readFile(await download.path())).equals(bytes))
     const answer = await page.request.get(new URL((await link.getAttribute("href")) as string, viewer).href)
     assert.strictEqual(answer.headers()["content-type"], "application/pdf")
@@ -287,6 +287,10 @@ describe("the outbox viewer, in Chromium", () => {
     await row("Keep me a while").waitFor()
     assert.strictEqual(await row("Delete me").count(), 0)
     assert.notInclude(await outboxFiles(), `${first}.eml`)
+    const gone = await page.goto(`${viewer}messages/${first}`)
+    assert.strictEqual(gone?.status(), 404)
+    assert.strictEqual(await page.locator("h1").textContent(), "This message is not in the outbox")
+    await page.goto(viewer)
     assert.lengthOf(await outboxFiles(), 1)
     await page.locator("button", { hasText: "Delete all" }).click()
     await page.locator("#messages tbody tr.empty").waitFor()

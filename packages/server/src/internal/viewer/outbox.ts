@@ -122,7 +122,8 @@ export const make = (dir: string) => {
   /** Newest first; `query` keeps the messages whose recipients, subject or organisation contain it. */
   const list = async (query = ""): Promise<ReadonlyArray<Summary>> => {
     const names = await ids()
-    for (const id of cache.keys()) if (!names.includes(id)) cache.delete(id)
+    const present = new Set(names)
+    for (const id of cache.keys()) if (!present.has(id)) cache.delete(id)
     const summaries: Array<Summary> = []
     // A few at a time: a large outbox must not open every file at once.
     for (let i = 0; i < names.length; i += 8) {

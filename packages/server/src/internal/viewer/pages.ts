@@ -69,6 +69,15 @@ export const listPage = (summaries: ReadonlyArray<Summary>, query: string): Html
 </table>`
   )
 
+/** A message that was deleted (here or by hand) since its link was shown. */
+export const missingPage = (): Html =>
+  layout(
+    "Not in the outbox · mailroom",
+    html`<p><a href="${base}">← All messages</a></p>
+<h1>This message is not in the outbox</h1>
+<p class="muted">It was deleted, or its link is wrong.</p>`
+  )
+
 const warnings = (message: Message) => {
   const found: Array<string> = []
   if (!message.parts.html) found.push("No HTML part: clients show the text part as it is, in a plain font.")

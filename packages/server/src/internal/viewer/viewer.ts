@@ -7,7 +7,7 @@ import { Effect, Exit, Fiber, type ManagedRuntime, Scope, Stream } from "effect"
 import * as Access from "./access.js"
 import * as Assets from "./assets.js"
 import * as Outbox from "./outbox.js"
-import { base, listPage, messagePage, rows } from "./pages.js"
+import { base, listPage, messagePage, missingPage, rows } from "./pages.js"
 
 export interface Options {
   readonly dir: string
@@ -59,7 +59,9 @@ const json = (res: ServerResponse, status: number, body: unknown) =>
 
 /** `filename*` (RFC 6266) for any name, with an ASCII fallback for old clients. */
 const disposition = (filename: string) =>
-  `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(filename)}`
+  `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(
+    filename
+  ).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`
 
 const mediaType = (value: string) => (/^[\w.+-]+\/[\w.+-]+$/.test(value) ? value : "application/octet-stream")
 
@@ -129,8 +131,11 @@ export const start = async (options: Options): Promise<Viewer> => {
 
   const messageRoute = async (res: ServerResponse, id: string, rest: ReadonlyArray<string>) => {
     const message = await outbox.read(id)
-    if (message === undefined) return json(res, 404, { message: "no such message in the outbox" })
     const [part, index] = rest
+    if (message === undefined && part === undefined) {
+      return send(res, 404, "text/html; charset=utf-8", missingPage().value, { "content-security-policy": pageCsp })
+    }
+    if (message === undefined) return json(res, 404, { message: "no such message in the outbox" })
     if (part === undefined) return page(res, messagePage(message, events.get(id) ?? []).value)
     if (part === "html" && rest.length === 1 && message.parts.html && message.parsed.html !== false) {
       return send(res, 200, "text/html; charset=utf-8", message.parsed.html, { "content-security-policy": messageCsp })
