@@ -65,12 +65,13 @@ describe("the quick start's viewer URL", () => {
       await page.goto(messageUrl as string)
       assert.strictEqual(await page.locator("#subject").textContent(), "Hello from mailroom ✉")
       await page.frameLocator("#html-part").getByText("The attachment says").waitFor()
+      // Before the download's click scrolls the page: a scrolled full-page shot can miss the iframe's paint.
+      await screenshot(page, "quickstart-message.png")
       const link = page.locator("#attachments a", { hasText: "hello.txt" })
       assert.include(await page.locator("#attachments tbody tr").textContent(), "text/plain")
       const [download] = await Promise.all([page.waitForEvent("download"), link.click()])
       assert.strictEqual(download.suggestedFilename(), "hello.txt")
       assert.isTrue((await readFile(await download.path())).equals(attached))
-      await screenshot(page, "quickstart-message.png")
 
       await page.goto(listUrl as string)
       const row = page.locator("#messages tbody tr[data-id]", { hasText: "Hello from mailroom ✉" })
