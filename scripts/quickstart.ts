@@ -49,3 +49,14 @@ console.log(`GET /attachments/download after delete -> ${gone.status}`)
 console.log(
   `\nDone. The message ${sent.message_id} was written to the outbox as ${sent.message_id}.eml (.mailroom/outbox with the example config).`
 )
+// The viewer answers 404 where it is not served (another provider, a server beyond loopback without its token).
+const viewer = `${base}/_mailroom/outbox/messages/${encodeURIComponent(String(sent.message_id))}`
+const shown = await fetch(viewer).then(
+  (response) => response.ok,
+  () => false
+)
+console.log(
+  shown
+    ? `See it in your browser: ${viewer}`
+    : "The outbox viewer is not served here (see the viewer section of packages/server/README.md)."
+)

@@ -19,6 +19,7 @@ import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
 import * as Telemetry from "./internal/telemetry.js"
+import * as Viewer from "./internal/viewer/viewer.js"
 import { type Config, ConfigError } from "./ServerConfig.js"
 
 export interface StartOptions {
@@ -45,6 +46,8 @@ export interface RunningServer {
    * Answers the names of the other sections that differ: those take a restart.
    */
   readonly reload: (config: Config) => ReadonlyArray<string>
+  /** The outbox viewer's URL; undefined when it is not served (config's `viewer`, the listening address). */
+  readonly viewer: string | undefined
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
@@ -241,6 +244,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     state: () => (closing !== undefined ? "shutting down" : handle === undefined ? "starting" : undefined),
     readiness: health.readiness
   })
+  let viewer: Viewer.Viewer | undefined
   // Answers still being worked on, also those whose client went away: a send must not be cut short.
   const inFlight = new Set<Promise<void>>()
   const requestTimeout = Duration.toMillis(config.requestTimeout)
@@ -282,7 +286,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
         res.end(JSON.stringify({ message: "starting" }))
         done = Promise.resolve()
       } else {
-        done = handle(req, res)
+        done = viewer?.handle(req, res) ?? handle(req, res)
         inFlight.add(done)
         void done.finally(() => inFlight.delete(done))
       }
@@ -329,6 +333,9 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
       MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
     )
     context = (await runtime.context()) as Context.Context<never>
+    if (config.provider.kind === "outbox") {
+      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime })
+    }
     handle = handlers.node
   } catch (cause) {
     server.close()
@@ -339,6 +346,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const grace = Duration.toMillis(config.shutdownGracePeriod)
   const close = () => {
     closing ??= (async () => {
+      await viewer?.close()
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       // Idle keep-alive connections would hold close() open; busy ones get the grace period to finish.
       server.closeIdleConnections()
@@ -353,5 +361,5 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     })()
     return closing
   }
-  return { url, config, close, reload: organizations.reload }
+  return { url, config, close, reload: organizations.reload, viewer: viewer?.url }
 }

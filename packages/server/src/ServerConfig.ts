@@ -33,8 +33,9 @@ import {
   queueSection,
   RedisIdempotency
 } from "./internal/stores.js"
+import { Viewer, type ViewerConfig, viewerSection } from "./internal/viewer/config.js"
 
-export type { IdempotencyConfig, MetricsConfig, QueueConfig, RateLimitConfig, TracingConfig }
+export type { IdempotencyConfig, MetricsConfig, QueueConfig, RateLimitConfig, TracingConfig, ViewerConfig }
 export { LocalIdempotency, MemoryIdempotency, RedisIdempotency }
 export type SecretOrEnv = typeof SecretOrEnvSchema.Type
 const SecretOrEnv = SecretOrEnvSchema
@@ -210,7 +211,8 @@ export const ServerConfig = Schema.Struct({
   metrics: Schema.optionalKey(Metrics),
   tracing: Schema.optionalKey(Tracing),
   shutdownGracePeriod: Schema.optionalKey(Time),
-  requestTimeout: Schema.optionalKey(Time)
+  requestTimeout: Schema.optionalKey(Time),
+  viewer: Schema.optionalKey(Viewer)
 })
 
 export interface Config {
@@ -245,6 +247,11 @@ export interface Config {
   readonly shutdownGracePeriod: Duration.Duration
   /** How long a client may take to send a whole request (headers and body). Default 5 minutes. */
   readonly requestTimeout: Duration.Duration
+  /**
+   * The outbox viewer at `/_mailroom/outbox/`: on with the outbox provider unless `"enabled": false`;
+   * served to loopback listeners, or to holders of `token`.
+   */
+  readonly viewer: ViewerConfig
 }
 
 /** A config file that cannot be used; `problems` name each field. */
@@ -318,6 +325,9 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
       throw new ConfigError(source, [`attachments.idSecret: the environment variable ${idSecret.env} is not set`])
     }
   }
+  const credentials = organizations.flatMap((org) => [...(org.apiKeys ?? []), ...(org.accessTokens ?? [])])
+  const viewer = viewerSection(decoded.viewer, provider.kind, credentials, env)
+  if (viewer.problems.length > 0) throw new ConfigError(source, viewer.problems)
   return {
     port: options.port ?? decoded.port ?? 3000,
     publicUrl: decoded.publicUrl,
@@ -333,7 +343,8 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     metrics: metrics.value,
     tracing: tracing.value,
     shutdownGracePeriod: Duration.fromInputUnsafe((decoded.shutdownGracePeriod ?? "10 seconds") as Duration.Input),
-    requestTimeout: Duration.fromInputUnsafe((decoded.requestTimeout ?? "5 minutes") as Duration.Input)
+    requestTimeout: Duration.fromInputUnsafe((decoded.requestTimeout ?? "5 minutes") as Duration.Input),
+    viewer: viewer.value
   }
 }
 

@@ -25,6 +25,12 @@ try {
   const config = await load(configPath, port === undefined ? {} : { port })
   const running = await start(config, process.env.HOST ? { host: process.env.HOST } : {})
   console.log(`mailroom listening on ${running.url} (config: ${configPath})`)
+  if (running.viewer !== undefined) console.log(`outbox viewer: ${running.viewer} (every organisation's mail)`)
+  else if (config.provider.kind === "outbox" && config.viewer.enabled) {
+    console.log(
+      `note: the outbox viewer is off: the server listens on ${process.env.HOST} and viewer.token is not set (see the viewer section of the server README)`
+    )
+  }
   if (config.storage.kind === "local" && config.storage.signingSecret === "change-me") {
     console.warn(
       "warning: storage.signingSecret is the example value; anyone who knows it can forge upload and download URLs. Set your own before this server is reachable by others."
@@ -35,7 +41,7 @@ try {
       'note: Idempotency-Keys are kept in memory: a restart forgets them, and other instances do not see them. Several instances serving one API need "idempotency": {"kind": "redis"}.'
     )
   }
-  if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config))
+  if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config, running.viewer))
   reloadOnSighup(configPath, running, port === undefined ? {} : { port })
   let stopping = false
   for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -2,7 +2,7 @@
 // for each step of the flow, for the first organisation of the config.
 import type { Config } from "../ServerConfig.js"
 
-export const quickstartText = (url: string, config: Config): string => {
+export const quickstartText = (url: string, config: Config, viewer?: string): string => {
   const org = config.organizations[0]
   const apiKey = org?.apiKeys?.find((k) => !k.startsWith("sha256:"))
   const token = org?.accessTokens?.find((k) => !k.startsWith("sha256:"))
@@ -17,7 +17,11 @@ export const quickstartText = (url: string, config: Config): string => {
     attachments: [{ filename: "hello.txt", key: "KEY" }]
   })
   const where =
-    config.provider.kind === "outbox" ? `\nSent messages are written as .eml files to ${config.provider.dir}` : ""
+    config.provider.kind === "outbox"
+      ? `\nSent messages are written as .eml files to ${config.provider.dir}${
+          viewer === undefined ? "" : `\nSee them in your browser, live: ${viewer}`
+        }`
+      : ""
   return `
 Organisation ${org.id}: API key ${apiKey}${token === undefined ? "" : `, bearer token ${token}`}
 

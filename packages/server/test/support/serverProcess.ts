@@ -22,10 +22,11 @@ export interface ServerProcess {
 
 export const startServer = async (
   configPath: string,
-  env: Readonly<Record<string, string>> = {}
+  env: Readonly<Record<string, string>> = {},
+  args: ReadonlyArray<string> = []
 ): Promise<ServerProcess> => {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: the test command builds the packages first`)
-  const child = spawn(process.execPath, [bin], {
+  const child = spawn(process.execPath, [bin, ...args], {
     env: { ...process.env, MAILROOM_CONFIG: configPath, PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
