@@ -1,14 +1,14 @@
 // The send operation of the API: validates a request, applies the organisation's sender domains and
 // the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
 import { createHash } from "node:crypto"
-import { Context, Duration, Effect, Exit, Layer, Random, Semaphore } from "effect"
-import { isOwnKey } from "./Attachments.js"
-import { attachmentExtension, EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
+import { Context, Duration, Effect, Exit, Layer, Random } from "effect"
+import { EmailProvider, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
+import * as SendAttachments from "./internal/sendAttachments.js"
 import { organizationKey } from "./MailEvent.js"
-import { Conflict, Unavailable, ValidationError } from "./MailroomError.js"
-import { type ObjectInfo, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
+import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
+import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import { ProviderError, SenderNotVerified } from "./ProviderError.js"
 import * as Wire from "./Wire.js"
@@ -72,9 +72,6 @@ export interface Mailer {
 
 export const Mailer: Context.Service<Mailer, Mailer> = Context.Service("@mailroom/core/Mailer")
 
-const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
-const utf8Length = (s: string | undefined) => (s === undefined ? 0 : new TextEncoder().encode(s).byteLength)
-
 /** Order-independent JSON, so `{a, b}` and `{b, a}` are the same request; bytes count by their digest. */
 const canonical = (value: unknown): string =>
   value instanceof Uint8Array
@@ -90,10 +87,6 @@ const canonical = (value: unknown): string =>
 
 type Request = Wire.InProcessSendRequest
 
-/** An attachment's bytes as given in process: a string is UTF-8. */
-const contentOf = (content: Uint8Array | string): Uint8Array =>
-  typeof content === "string" ? new TextEncoder().encode(content) : content
-
 const fingerprintOf = (request: Request) => createHash("sha256").update(canonical(request)).digest("hex")
 
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
@@ -106,76 +99,14 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const maxAttempts = config.retry?.maxAttempts ?? 3
   const baseDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.baseDelay ?? "250 millis"))
   const maxDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.maxDelay ?? "5 seconds"))
-  const { limits } = provider
-  const forbiddenExtensions = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
-  const budget = config.attachmentBytesInFlight ?? defaultAttachmentBytesInFlight
-  const budgetWait = Duration.fromInputUnsafe(config.attachmentBudgetWait ?? "10 seconds")
-  const inFlight = yield* Semaphore.make(budget)
-  const overBudget = new Unavailable({
-    message: "too many large messages are being sent at once; nothing was sent, try again shortly",
-    retryAfter: Duration.seconds(5)
+  const attachments = SendAttachments.make({
+    store,
+    limits: provider.limits,
+    budget: {
+      bytes: config.attachmentBytesInFlight ?? defaultAttachmentBytesInFlight,
+      wait: Duration.fromInputUnsafe(config.attachmentBudgetWait ?? "10 seconds")
+    }
   })
-
-  /** Runs `effect` holding `bytes` of the attachment budget, waiting a bounded time for them. */
-  const withinBudget = <A, E>(bytes: number, effect: Effect.Effect<A, E>): Effect.Effect<A, E | Unavailable> => {
-    if (bytes === 0) return effect
-    const permits = Math.min(bytes, budget)
-    return Effect.scoped(
-      Effect.andThen(
-        inFlight
-          .takeScoped(permits)
-          .pipe(Effect.timeoutOrElse({ duration: budgetWait, orElse: () => Effect.fail(overBudget) })),
-        effect
-      )
-    )
-  }
-
-  /** Every problem with the request that needs no provider: one message each. */
-  const check = (principal: Principal, request: Request) =>
-    Effect.gen(function* () {
-      const errors: Array<string> = []
-      const attachments = request.attachments ?? []
-      const recipients = request.to.length + (request.cc?.length ?? 0) + (request.bcc?.length ?? 0)
-      if (recipients > limits.maxRecipients) {
-        errors.push(
-          `to: the message has ${recipients} recipients across to, cc and bcc; the provider accepts at most ${limits.maxRecipients}`
-        )
-      }
-      const owned = attachments.map((a) => a.key === undefined || isOwnKey(principal, a.key))
-      attachments.forEach((a, i) => {
-        const extension = attachmentExtension(a.filename)
-        if (forbiddenExtensions.has(extension)) {
-          errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
-        }
-        if (!owned[i]) errors.push(`attachments[${i}].key: is not an attachment of this organization`)
-      })
-      // Only the caller's own keys are looked up: another organisation's key reveals nothing.
-      const infos = yield* Effect.forEach(
-        attachments,
-        (a, i): Effect.Effect<ObjectInfo | undefined, ObjectStoreError> =>
-          a.content !== undefined
-            ? Effect.succeed({
-                size: contentOf(a.content).byteLength,
-                contentType: a.content_type ?? "application/octet-stream"
-              })
-            : owned[i] && a.key !== undefined
-              ? store.head(a.key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.succeed(undefined)))
-              : Effect.succeed(undefined),
-        { concurrency: 8 }
-      )
-      let size = utf8Length(request.body.html) + utf8Length(request.body.text)
-      infos.forEach((info, i) => {
-        if (info !== undefined) size += base64Length(info.size)
-        else if (owned[i]) errors.push(`attachments[${i}].key: no file has been uploaded under this key`)
-      })
-      if (size > limits.maxMessageBytes) {
-        errors.push(
-          `attachments: the message is ${size} bytes with attachments base64-encoded; the provider accepts at most ${limits.maxMessageBytes}`
-        )
-      }
-      if (errors.length > 0) return yield* new ValidationError({ errors })
-      return infos as ReadonlyArray<ObjectInfo>
-    })
 
   const checkSender = (principal: Principal, from: string) =>
     Effect.gen(function* () {
@@ -191,25 +122,6 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         })
       }
     })
-
-  const load = (request: Request, infos: ReadonlyArray<ObjectInfo>) =>
-    Effect.forEach(
-      request.attachments ?? [],
-      (a, i): Effect.Effect<OutboundAttachment, ValidationError | ObjectStoreError> =>
-        (a.content !== undefined ? Effect.succeed(contentOf(a.content)) : store.get(a.key ?? "")).pipe(
-          Effect.map((content) => ({
-            filename: a.filename,
-            contentType: a.content_type ?? infos[i]?.contentType ?? "application/octet-stream",
-            content
-          })),
-          Effect.catchTag("ObjectNotFound", () =>
-            Effect.fail(
-              new ValidationError({ errors: [`attachments[${i}].key: no file has been uploaded under this key`] })
-            )
-          )
-        ),
-      { concurrency: 4 }
-    )
 
   /** Retries only what the provider certainly did not accept, waiting longer each time. */
   const sendWithRetries = (email: OutboundEmail) => {
@@ -235,12 +147,15 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   const deliver = (principal: Principal, request: Request) =>
     Effect.gen(function* () {
-      const infos = yield* check(principal, request)
-      yield* checkSender(principal, request.from)
-      const bytes = infos.reduce((sum, info) => sum + info.size, 0)
-      const { messageId } = yield* withinBudget(
-        bytes,
-        Effect.flatMap(load(request, infos), (attachments) =>
+      const problems = attachments.staticProblems(principal, request)
+      const sender = yield* Effect.exit(checkSender(principal, request.from))
+      // A request that fails anyway reports every validation problem first, as it always has.
+      if (problems.errors.length > 0 || Exit.isFailure(sender)) {
+        yield* attachments.report(request, problems)
+        yield* sender
+      }
+      const { messageId } = yield* Effect.scoped(
+        Effect.flatMap(attachments.load(request), (loaded) =>
           sendWithRetries({
             from:
               request.from_name === undefined
@@ -253,7 +168,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
             subject: request.subject,
             ...(request.body.html ? { html: request.body.html } : {}),
             ...(request.body.text ? { text: request.body.text } : {}),
-            attachments,
+            attachments: loaded,
             // The provider hands it back with each delivery event, which finds its organisation by it.
             metadata: { [organizationKey]: principal.orgId }
           })

@@ -7,6 +7,7 @@ import { ObjectStore } from "@mailroom/core"
 import { Clock, Config, Effect, Layer, Redacted } from "effect"
 import { GoogleAuth, JWT } from "google-auth-library"
 import { toObjectError, toStoreError } from "./internal/errors.js"
+import { read } from "./internal/read.js"
 
 /** The two fields of a service-account key file that signing and authentication need. */
 export interface ServiceAccountCredentials {
@@ -133,6 +134,8 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
         try: () => bucket.file(key).download(),
         catch: (error) => toObjectError("get", key, error)
       }).pipe(Effect.map(([content]) => new Uint8Array(content))),
+
+    read: (key, options) => read(bucket.file(key), key, options),
 
     put: (key, content, contentType) =>
       Effect.tryPromise({

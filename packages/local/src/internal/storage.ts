@@ -56,19 +56,24 @@ export const openObject = async (file: string): Promise<OpenObject> => {
   }
 }
 
+/** The bytes of an open object; the handle stays open. */
+export const readContent = async (object: OpenObject): Promise<Uint8Array> => {
+  const content = new Uint8Array(object.size)
+  let offset = 0
+  while (offset < object.size) {
+    const { bytesRead } = await object.handle.read(content, offset, object.size - offset, object.start + offset)
+    if (bytesRead === 0) break
+    offset += bytesRead
+  }
+  return offset === object.size ? content : content.subarray(0, offset)
+}
+
 export const readObject = async (
   file: string
 ): Promise<{ readonly contentType: string; readonly content: Uint8Array }> => {
   const object = await openObject(file)
   try {
-    const content = new Uint8Array(object.size)
-    let offset = 0
-    while (offset < object.size) {
-      const { bytesRead } = await object.handle.read(content, offset, object.size - offset, object.start + offset)
-      if (bytesRead === 0) break
-      offset += bytesRead
-    }
-    return { contentType: object.contentType, content: offset === object.size ? content : content.subarray(0, offset) }
+    return { contentType: object.contentType, content: await readContent(object) }
   } finally {
     await object.handle.close()
   }
