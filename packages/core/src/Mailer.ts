@@ -2,7 +2,7 @@
 // the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
 import { createHash } from "node:crypto"
 import { Context, Duration, Effect, Exit, Layer, Random } from "effect"
-import { EmailProvider, type OutboundEmail } from "./EmailProvider.js"
+import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
 import * as SendAttachments from "./internal/sendAttachments.js"
@@ -145,44 +145,53 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     return attempt(1)
   }
 
-  const deliver = (principal: Principal, request: Request) =>
-    Effect.gen(function* () {
-      const problems = attachments.staticProblems(principal, request)
-      const sender = yield* Effect.exit(checkSender(principal, request.from))
-      // A request that fails anyway reports every validation problem first, as it always has.
-      if (problems.errors.length > 0 || Exit.isFailure(sender)) {
-        yield* attachments.report(request, problems)
-        yield* sender
-      }
-      const { messageId } = yield* Effect.scoped(
-        Effect.flatMap(attachments.load(request), (loaded) =>
-          sendWithRetries({
-            from:
-              request.from_name === undefined
-                ? { address: request.from }
-                : { address: request.from, name: request.from_name },
-            to: request.to,
-            cc: request.cc ?? [],
-            bcc: request.bcc ?? [],
-            replyTo: request.reply_to ?? [],
-            subject: request.subject,
-            ...(request.body.html ? { html: request.body.html } : {}),
-            ...(request.body.text ? { text: request.body.text } : {}),
-            attachments: loaded,
-            // The provider hands it back with each delivery event, which finds its organisation by it.
-            metadata: { [organizationKey]: principal.orgId }
-          })
-        )
-      )
-      const response: Wire.SendEmailResponse = {
-        message_id: messageId,
-        from: request.from,
+  // The hot path of every send: plain functions and a few Effect steps, no generators, so that what
+  // mailroom adds to a provider call stays small beside the call itself.
+  const deliver = (principal: Principal, request: Request): Effect.Effect<Wire.SendEmailResponse, SendError> => {
+    const problems = attachments.staticProblems(principal, request)
+    // A request that fails anyway reports every validation problem first, as it always has.
+    const checked =
+      problems.errors.length > 0
+        ? Effect.andThen(attachments.report(request, problems), checkSender(principal, request.from))
+        : Effect.catch(checkSender(principal, request.from), (error) =>
+            Effect.andThen(attachments.report(request, problems), Effect.fail(error))
+          )
+    const send = (loaded: ReadonlyArray<OutboundAttachment>) =>
+      sendWithRetries({
+        from:
+          request.from_name === undefined
+            ? { address: request.from }
+            : { address: request.from, name: request.from_name },
         to: request.to,
+        cc: request.cc ?? [],
+        bcc: request.bcc ?? [],
+        replyTo: request.reply_to ?? [],
         subject: request.subject,
-        attachments: (request.attachments ?? []).flatMap((a) => (a.key === undefined ? [] : [a.key]))
-      }
-      return response
-    })
+        ...(request.body.html ? { html: request.body.html } : {}),
+        ...(request.body.text ? { text: request.body.text } : {}),
+        attachments: loaded,
+        // The provider hands it back with each delivery event, which finds its organisation by it.
+        metadata: { [organizationKey]: principal.orgId }
+      })
+    // Attachment bytes are held in the memory budget until the provider has answered.
+    const sent =
+      request.attachments === undefined || request.attachments.length === 0
+        ? send([])
+        : Effect.scoped(Effect.flatMap(attachments.load(request), send))
+    return Effect.andThen(
+      checked,
+      Effect.map(
+        sent,
+        ({ messageId }): Wire.SendEmailResponse => ({
+          message_id: messageId,
+          from: request.from,
+          to: request.to,
+          subject: request.subject,
+          attachments: (request.attachments ?? []).flatMap((a) => (a.key === undefined ? [] : [a.key]))
+        })
+      )
+    )
+  }
 
   // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
   // (a 409 on retries until it expires), which never sends twice, so the failure is only logged.
@@ -229,22 +238,24 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       )
     })
 
+  const badIdempotencyKey = new ValidationError({
+    errors: ["Idempotency-Key: must be 1 to 256 visible ASCII characters"]
+  })
+
   const sendWith =
     (decode: (input: unknown) => Effect.Effect<Request, ValidationError>) =>
-    (principal: Principal, input: unknown, options: SendOptions = {}) =>
-      Effect.gen(function* () {
-        const { idempotencyKey } = options
-        if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,256}$/.test(idempotencyKey)) {
-          return yield* new ValidationError({
-            errors: ["Idempotency-Key: must be 1 to 256 visible ASCII characters"]
-          })
-        }
-        const request = yield* decode(input)
-        if (idempotencyKey === undefined) {
-          return { response: yield* deliver(principal, request), replayed: false }
-        }
-        return yield* withIdempotency(principal, { orgId: principal.orgId, key: idempotencyKey }, request)
-      })
+    (principal: Principal, input: unknown, options: SendOptions = {}): Effect.Effect<SendOutcome, SendError> => {
+      const { idempotencyKey } = options
+      if (idempotencyKey === undefined) {
+        return Effect.flatMap(decode(input), (request) =>
+          Effect.map(deliver(principal, request), (response) => ({ response, replayed: false }))
+        )
+      }
+      if (!/^[\x21-\x7e]{1,256}$/.test(idempotencyKey)) return Effect.fail(badIdempotencyKey)
+      return Effect.flatMap(decode(input), (request) =>
+        withIdempotency(principal, { orgId: principal.orgId, key: idempotencyKey }, request)
+      )
+    }
 
   return Mailer.of({ send: sendWith(decodeRequest), sendInProcess: sendWith(decodeInProcess) })
 })
