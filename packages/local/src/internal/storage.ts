@@ -194,30 +194,30 @@ export const pruneEmptyParents = async (root: string, file: string): Promise<voi
 /**
  * Writes each file's content to a temporary file in `tmpDir` (same file system), makes them all
  * durable at once, then renames them into place in the order given: a reader that sees a file sees
- * every one before it, each complete. The flushes run together, so the disk's cache flushes and
- * journal commits can be shared instead of paid once per file. `tmpDir` must exist.
+ * every one before it, each complete. Every file is written before any is flushed, so that their
+ * flushes, issued together, can be served by one journal commit instead of one each. `tmpDir` must exist.
  */
 export const writeFilesAtomic = async (
   tmpDir: string,
   files: ReadonlyArray<{ readonly target: string; readonly content: Uint8Array }>
 ): Promise<void> => {
   const temporaries = files.map(({ target }) => path.join(tmpDir, `.${path.basename(target)}.${randomUUID()}.tmp`))
+  const handles: Array<FileHandle> = []
   try {
     await Promise.all(
       files.map(async ({ content }, i) => {
         const handle = await open(temporaries[i] as string, "wx")
-        try {
-          await handle.writeFile(content)
-          // For a file just written, fdatasync flushes its bytes and the size that reads them back,
-          // all a rename needs to never expose a partial file; only times are left to the kernel.
-          await handle.datasync()
-        } finally {
-          await handle.close()
-        }
+        handles.push(handle)
+        await handle.writeFile(content)
       })
     )
+    // fdatasync flushes a new file's bytes and the size that reads them back: all a rename needs to
+    // never expose a partial file (only its times are left to the kernel).
+    await Promise.all(handles.map((handle) => handle.datasync()))
+    await Promise.all(handles.splice(0).map((handle) => handle.close()))
     for (const [i, { target }] of files.entries()) await rename(temporaries[i] as string, target)
   } catch (error) {
+    await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)))
     await Promise.all(temporaries.map((file) => rm(file, { force: true })))
     throw error
   }
