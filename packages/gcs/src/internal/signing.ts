@@ -40,6 +40,7 @@ export const makeSigner = (options: {
 }) => {
   const endpoint = new URL(options.apiEndpoint)
   const host = endpoint.hostname
+  const origin = endpoint.origin
   const bucketPath = `/${options.bucket}/`
 
   return (request: SignRequest): string => {
@@ -85,9 +86,7 @@ export const makeSigner = (options: {
     const digest = createHash("sha256").update(canonicalRequest).digest("hex")
     const signature = sign("sha256", Buffer.from(`GOOG4-RSA-SHA256\n${date}\n${scope}\n${digest}`), options.privateKey)
     query["X-Goog-Signature"] = signature.toString("hex")
-    const url = new URL(endpoint)
-    url.pathname = path
-    url.search = stringify(query, "&", "=", { encodeURIComponent: encodeAll })
-    return url.href
+    // What the SDK's URL object serialises to: its path and query are already fully encoded.
+    return `${origin}${path}?${stringify(query, "&", "=", { encodeURIComponent: encodeAll })}`
   }
 }
