@@ -1,15 +1,15 @@
 // The send operation of the API: validates a request, applies the organisation's sender domains and
 // the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
 import { createHash } from "node:crypto"
-import { Context, Duration, Effect, Exit, Layer, Metric, Random, Semaphore } from "effect"
-import { isOwnKey } from "./Attachments.js"
-import { attachmentExtension, EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
+import { Context, Duration, Effect, Exit, Layer, Metric, Random } from "effect"
+import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
+import * as SendAttachments from "./internal/sendAttachments.js"
 import { organizationKey } from "./MailEvent.js"
-import { Conflict, Unavailable, ValidationError } from "./MailroomError.js"
+import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
 import * as MailroomMetrics from "./MailroomMetrics.js"
-import { type ObjectInfo, ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
+import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import { ProviderError, SenderNotVerified } from "./ProviderError.js"
 import { SendRateLimiter } from "./SendRateLimiter.js"
@@ -74,9 +74,6 @@ export interface Mailer {
 
 export const Mailer: Context.Service<Mailer, Mailer> = Context.Service("@mailroom/core/Mailer")
 
-const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
-const utf8Length = (s: string | undefined) => (s === undefined ? 0 : new TextEncoder().encode(s).byteLength)
-
 /** Order-independent JSON, so `{a, b}` and `{b, a}` are the same request; bytes count by their digest. */
 const canonical = (value: unknown): string =>
   value instanceof Uint8Array
@@ -92,10 +89,6 @@ const canonical = (value: unknown): string =>
 
 type Request = Wire.InProcessSendRequest
 
-/** An attachment's bytes as given in process: a string is UTF-8. */
-const contentOf = (content: Uint8Array | string): Uint8Array =>
-  typeof content === "string" ? new TextEncoder().encode(content) : content
-
 const fingerprintOf = (request: Request) => createHash("sha256").update(canonical(request)).digest("hex")
 
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
@@ -110,76 +103,14 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const maxAttempts = config.retry?.maxAttempts ?? 3
   const baseDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.baseDelay ?? "250 millis"))
   const maxDelay = Duration.toMillis(Duration.fromInputUnsafe(config.retry?.maxDelay ?? "5 seconds"))
-  const { limits } = provider
-  const forbiddenExtensions = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
-  const budget = config.attachmentBytesInFlight ?? defaultAttachmentBytesInFlight
-  const budgetWait = Duration.fromInputUnsafe(config.attachmentBudgetWait ?? "10 seconds")
-  const inFlight = yield* Semaphore.make(budget)
-  const overBudget = new Unavailable({
-    message: "too many large messages are being sent at once; nothing was sent, try again shortly",
-    retryAfter: Duration.seconds(5)
+  const attachments = SendAttachments.make({
+    store,
+    limits: provider.limits,
+    budget: {
+      bytes: config.attachmentBytesInFlight ?? defaultAttachmentBytesInFlight,
+      wait: Duration.fromInputUnsafe(config.attachmentBudgetWait ?? "10 seconds")
+    }
   })
-
-  /** Runs `effect` holding `bytes` of the attachment budget, waiting a bounded time for them. */
-  const withinBudget = <A, E>(bytes: number, effect: Effect.Effect<A, E>): Effect.Effect<A, E | Unavailable> => {
-    if (bytes === 0) return effect
-    const permits = Math.min(bytes, budget)
-    return Effect.scoped(
-      Effect.andThen(
-        inFlight
-          .takeScoped(permits)
-          .pipe(Effect.timeoutOrElse({ duration: budgetWait, orElse: () => Effect.fail(overBudget) })),
-        effect
-      )
-    )
-  }
-
-  /** Every problem with the request that needs no provider: one message each. */
-  const check = (principal: Principal, request: Request) =>
-    Effect.gen(function* () {
-      const errors: Array<string> = []
-      const attachments = request.attachments ?? []
-      const recipients = request.to.length + (request.cc?.length ?? 0) + (request.bcc?.length ?? 0)
-      if (recipients > limits.maxRecipients) {
-        errors.push(
-          `to: the message has ${recipients} recipients across to, cc and bcc; the provider accepts at most ${limits.maxRecipients}`
-        )
-      }
-      const owned = attachments.map((a) => a.key === undefined || isOwnKey(principal, a.key))
-      attachments.forEach((a, i) => {
-        const extension = attachmentExtension(a.filename)
-        if (forbiddenExtensions.has(extension)) {
-          errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
-        }
-        if (!owned[i]) errors.push(`attachments[${i}].key: is not an attachment of this organization`)
-      })
-      // Only the caller's own keys are looked up: another organisation's key reveals nothing.
-      const infos = yield* Effect.forEach(
-        attachments,
-        (a, i): Effect.Effect<ObjectInfo | undefined, ObjectStoreError> =>
-          a.content !== undefined
-            ? Effect.succeed({
-                size: contentOf(a.content).byteLength,
-                contentType: a.content_type ?? "application/octet-stream"
-              })
-            : owned[i] && a.key !== undefined
-              ? store.head(a.key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.succeed(undefined)))
-              : Effect.succeed(undefined),
-        { concurrency: 8 }
-      )
-      let size = utf8Length(request.body.html) + utf8Length(request.body.text)
-      infos.forEach((info, i) => {
-        if (info !== undefined) size += base64Length(info.size)
-        else if (owned[i]) errors.push(`attachments[${i}].key: no file has been uploaded under this key`)
-      })
-      if (size > limits.maxMessageBytes) {
-        errors.push(
-          `attachments: the message is ${size} bytes with attachments base64-encoded; the provider accepts at most ${limits.maxMessageBytes}`
-        )
-      }
-      if (errors.length > 0) return yield* new ValidationError({ errors })
-      return infos as ReadonlyArray<ObjectInfo>
-    })
 
   const checkSender = (principal: Principal, from: string) =>
     Effect.gen(function* () {
@@ -195,25 +126,6 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         })
       }
     })
-
-  const load = (request: Request, infos: ReadonlyArray<ObjectInfo>) =>
-    Effect.forEach(
-      request.attachments ?? [],
-      (a, i): Effect.Effect<OutboundAttachment, ValidationError | ObjectStoreError> =>
-        (a.content !== undefined ? Effect.succeed(contentOf(a.content)) : store.get(a.key ?? "")).pipe(
-          Effect.map((content) => ({
-            filename: a.filename,
-            contentType: a.content_type ?? infos[i]?.contentType ?? "application/octet-stream",
-            content
-          })),
-          Effect.catchTag("ObjectNotFound", () =>
-            Effect.fail(
-              new ValidationError({ errors: [`attachments[${i}].key: no file has been uploaded under this key`] })
-            )
-          )
-        ),
-      { concurrency: 4 }
-    )
 
   /** Retries only what the provider certainly did not accept, waiting longer each time. */
   const sendWithRetries = (email: OutboundEmail) => {
@@ -247,41 +159,53 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     return attempt(1)
   }
 
-  const deliver = (principal: Principal, request: Request) =>
-    Effect.gen(function* () {
-      const infos = yield* check(principal, request)
-      yield* checkSender(principal, request.from)
-      const bytes = infos.reduce((sum, info) => sum + info.size, 0)
-      const { messageId } = yield* withinBudget(
-        bytes,
-        Effect.flatMap(load(request, infos), (attachments) =>
-          sendWithRetries({
-            from:
-              request.from_name === undefined
-                ? { address: request.from }
-                : { address: request.from, name: request.from_name },
-            to: request.to,
-            cc: request.cc ?? [],
-            bcc: request.bcc ?? [],
-            replyTo: request.reply_to ?? [],
-            subject: request.subject,
-            ...(request.body.html ? { html: request.body.html } : {}),
-            ...(request.body.text ? { text: request.body.text } : {}),
-            attachments,
-            // The provider hands it back with each delivery event, which finds its organisation by it.
-            metadata: { [organizationKey]: principal.orgId }
-          })
-        )
-      )
-      const response: Wire.SendEmailResponse = {
-        message_id: messageId,
-        from: request.from,
+  // The hot path of every send: plain functions and a few Effect steps, no generators, so that what
+  // mailroom adds to a provider call stays small beside the call itself.
+  const deliver = (principal: Principal, request: Request): Effect.Effect<Wire.SendEmailResponse, SendError> => {
+    const problems = attachments.staticProblems(principal, request)
+    // A request that fails anyway reports every validation problem first, as it always has.
+    const checked =
+      problems.errors.length > 0
+        ? Effect.andThen(attachments.report(request, problems), checkSender(principal, request.from))
+        : Effect.catch(checkSender(principal, request.from), (error) =>
+            Effect.andThen(attachments.report(request, problems), Effect.fail(error))
+          )
+    const send = (loaded: ReadonlyArray<OutboundAttachment>) =>
+      sendWithRetries({
+        from:
+          request.from_name === undefined
+            ? { address: request.from }
+            : { address: request.from, name: request.from_name },
         to: request.to,
+        cc: request.cc ?? [],
+        bcc: request.bcc ?? [],
+        replyTo: request.reply_to ?? [],
         subject: request.subject,
-        attachments: (request.attachments ?? []).flatMap((a) => (a.key === undefined ? [] : [a.key]))
-      }
-      return response
-    })
+        ...(request.body.html ? { html: request.body.html } : {}),
+        ...(request.body.text ? { text: request.body.text } : {}),
+        attachments: loaded,
+        // The provider hands it back with each delivery event, which finds its organisation by it.
+        metadata: { [organizationKey]: principal.orgId }
+      })
+    // Attachment bytes are held in the memory budget until the provider has answered.
+    const sent =
+      request.attachments === undefined || request.attachments.length === 0
+        ? send([])
+        : Effect.scoped(Effect.flatMap(attachments.load(request), send))
+    return Effect.andThen(
+      checked,
+      Effect.map(
+        sent,
+        ({ messageId }): Wire.SendEmailResponse => ({
+          message_id: messageId,
+          from: request.from,
+          to: request.to,
+          subject: request.subject,
+          attachments: (request.attachments ?? []).flatMap((a) => (a.key === undefined ? [] : [a.key]))
+        })
+      )
+    )
+  }
 
   // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
   // (a 409 on retries until it expires), which never sends twice, so the failure is only logged.
@@ -329,22 +253,26 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       )
     })
 
+  const badIdempotencyKey = new ValidationError({
+    errors: ["Idempotency-Key: must be 1 to 256 visible ASCII characters"]
+  })
+
   const sendWith =
     (decode: (input: unknown) => Effect.Effect<Request, ValidationError>) =>
-    (principal: Principal, input: unknown, options: SendOptions = {}) =>
-      Effect.gen(function* () {
-        const { idempotencyKey } = options
-        if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,256}$/.test(idempotencyKey)) {
-          return yield* new ValidationError({
-            errors: ["Idempotency-Key: must be 1 to 256 visible ASCII characters"]
-          })
-        }
-        const request = yield* decode(input)
-        if (idempotencyKey === undefined) {
-          return { response: yield* deliver(principal, request), replayed: false }
-        }
-        return yield* withIdempotency(principal, { orgId: principal.orgId, key: idempotencyKey }, request)
-      }).pipe(Effect.withSpan("Mailer.send", { attributes: { "mailroom.organization": principal.orgId } }))
+    (principal: Principal, input: unknown, options: SendOptions = {}): Effect.Effect<SendOutcome, SendError> => {
+      const { idempotencyKey } = options
+      const outcome: Effect.Effect<SendOutcome, SendError> =
+        idempotencyKey === undefined
+          ? Effect.flatMap(decode(input), (request) =>
+              Effect.map(deliver(principal, request), (response) => ({ response, replayed: false }))
+            )
+          : !/^[\x21-\x7e]{1,256}$/.test(idempotencyKey)
+            ? Effect.fail(badIdempotencyKey)
+            : Effect.flatMap(decode(input), (request) =>
+                withIdempotency(principal, { orgId: principal.orgId, key: idempotencyKey }, request)
+              )
+      return outcome.pipe(Effect.withSpan("Mailer.send", { attributes: { "mailroom.organization": principal.orgId } }))
+    }
 
   return Mailer.of({ send: sendWith(decodeRequest), sendInProcess: sendWith(decodeInProcess) })
 })

@@ -1,5 +1,5 @@
 // The storage interface mailroom keeps attachments in: presigned URLs for direct uploads and
-// downloads, plus head/get/delete. Adapters (S3, GCS, local disk) implement it; this module also holds the memory store.
+// downloads, plus head/get/read/delete. Adapters (S3, GCS, local disk) implement it; this module also holds the memory store.
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { Context, Data, Effect, Layer } from "effect"
 
@@ -26,6 +26,22 @@ export interface ObjectInfo {
   readonly contentType: string
 }
 
+/** An object with the facts about it that arrive before its bytes (a GET's headers). */
+export interface StoredObject {
+  readonly info: ObjectInfo
+  readonly content: Uint8Array
+}
+
+export interface ReadOptions<E = never> {
+  /** A larger object fails with `ObjectTooLarge` as soon as its size is known, its bytes unread. */
+  readonly maxBytes?: number
+  /**
+   * Runs once size and type are known (after the `maxBytes` check) and before the bytes are read,
+   * e.g. to reserve memory for them; when it fails, the read fails with its error, the bytes unread.
+   */
+  readonly beforeContent?: (info: ObjectInfo) => Effect.Effect<void, E>
+}
+
 /** Nothing is stored under the key. */
 export class ObjectNotFound extends Data.TaggedError("ObjectNotFound")<{
   readonly key: string
@@ -34,6 +50,17 @@ export class ObjectNotFound extends Data.TaggedError("ObjectNotFound")<{
 }> {
   override get message(): string {
     return `no object is stored under ${this.key}`
+  }
+}
+
+/** `read` was given a `maxBytes` the object is over; its bytes were not read. */
+export class ObjectTooLarge extends Data.TaggedError("ObjectTooLarge")<{
+  readonly key: string
+  readonly info: ObjectInfo
+  readonly maxBytes: number
+}> {
+  override get message(): string {
+    return `the object under ${this.key} is ${this.info.size} bytes, over the limit of ${this.maxBytes}`
   }
 }
 
@@ -49,6 +76,14 @@ export interface ObjectStore {
   readonly presignGet: (options: PresignGetOptions) => Effect.Effect<string, ObjectStoreError>
   readonly head: (key: string) => Effect.Effect<ObjectInfo, ObjectNotFound | ObjectStoreError>
   readonly get: (key: string) => Effect.Effect<Uint8Array, ObjectNotFound | ObjectStoreError>
+  /**
+   * One round trip for what `head` and `get` answer together: the size and type come from the
+   * response's headers, so `options` can refuse the object before its bytes are read.
+   */
+  readonly read: <E = never>(
+    key: string,
+    options?: ReadOptions<E>
+  ) => Effect.Effect<StoredObject, ObjectNotFound | ObjectTooLarge | ObjectStoreError | E>
   readonly put: (key: string, content: Uint8Array, contentType: string) => Effect.Effect<void, ObjectStoreError>
   readonly delete: (key: string) => Effect.Effect<void, ObjectNotFound | ObjectStoreError>
   /**
@@ -79,6 +114,21 @@ export const contentDisposition = (filename: string): string => {
   const fallback = filename.normalize("NFKD").replace(/[^\x20-\x7e]|["\\%]/g, "_")
   const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`
+}
+
+/**
+ * What a store's `read` runs between learning an object's size and type and reading its bytes:
+ * the `maxBytes` check, then `beforeContent`. Stores call it so every one refuses alike.
+ */
+export const admit = <E>(
+  key: string,
+  info: ObjectInfo,
+  options: ReadOptions<E> | undefined
+): Effect.Effect<void, ObjectTooLarge | E> => {
+  if (options?.maxBytes !== undefined && info.size > options.maxBytes) {
+    return Effect.fail(new ObjectTooLarge({ key, info, maxBytes: options.maxBytes }))
+  }
+  return options?.beforeContent === undefined ? Effect.void : options.beforeContent(info)
 }
 
 // --- memory -------------------------------------------------------------------------------------
@@ -174,6 +224,14 @@ export const makeMemory = (): MemoryObjectStore => {
       ),
     head: (key) => Effect.map(find(key), (o) => ({ size: o.content.byteLength, contentType: o.contentType })),
     get: (key) => Effect.map(find(key), (o) => o.content.slice()),
+    read: (key, options) =>
+      Effect.flatMap(find(key), (o) => {
+        const info = { size: o.content.byteLength, contentType: o.contentType }
+        return Effect.andThen(
+          admit(key, info, options),
+          Effect.sync(() => ({ info, content: o.content.slice() }))
+        )
+      }),
     put: (key, content, contentType) =>
       Effect.sync(() => void objects.set(key, { content: content.slice(), contentType })),
     delete: (key) => Effect.flatMap(find(key), () => Effect.sync(() => void objects.delete(key))),

@@ -271,11 +271,12 @@ export const sizeProblems: (input: unknown) => ReadonlyArray<string> = oversized
  */
 export const decode = <S extends Schema.Decoder<unknown>>(schema: S) => {
   const run = Schema.decodeUnknownEffect(schema)
+  const options = { errors: "all", onExcessProperty: "error" } as const
   return (input: unknown): Effect.Effect<S["Type"], ValidationError> => {
     // Every element of a list a third of a million long would be its own issue: refused whole instead.
     const tooLarge = oversized(input)
     if (tooLarge.length > 0) return Effect.fail(new ValidationError({ errors: tooLarge }))
-    return run(input, { errors: "all", onExcessProperty: "error" }).pipe(
+    return run(input, options).pipe(
       Effect.mapError((error) => new ValidationError({ errors: issueMessages(error.issue) }))
     ) as Effect.Effect<S["Type"], ValidationError>
   }

@@ -1,12 +1,15 @@
 // mailroom's ObjectStore on Google Cloud Storage: V4 signed URLs for direct uploads and downloads,
 // and head/get/put/delete through the JSON API of @google-cloud/storage.
 
+import { createPrivateKey, type KeyObject } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { type GetSignedUrlConfig, Storage } from "@google-cloud/storage"
 import { ObjectStore } from "@mailroom/core"
 import { Clock, Config, Effect, Layer, Redacted } from "effect"
 import { GoogleAuth, JWT } from "google-auth-library"
 import { toObjectError, toStoreError } from "./internal/errors.js"
+import { read } from "./internal/read.js"
+import { makeSigner, maxExpiresIn, type SignRequest } from "./internal/signing.js"
 
 /** The two fields of a service-account key file that signing and authentication need. */
 export interface ServiceAccountCredentials {
@@ -69,14 +72,27 @@ const serviceAccountAuth = (account: ServiceAccountCredentials): GoogleAuth => {
   return auth
 }
 
-const makeClient = (options: Options): Storage => {
-  const account =
-    options.credentials ?? (options.keyFilename === undefined ? undefined : keyFileAccount(options.keyFilename))
-  return new Storage({
+const makeClient = (options: Options, account: ServiceAccountCredentials | undefined): Storage =>
+  new Storage({
     ...(options.projectId === undefined ? {} : { projectId: options.projectId }),
     ...(options.apiEndpoint === undefined ? {} : { apiEndpoint: options.apiEndpoint }),
     ...(account === undefined ? {} : { authClient: serviceAccountAuth(account) })
   })
+
+/**
+ * The key parsed once, for the store's lifetime. Undefined when it cannot sign here: an injected
+ * client or the default chain (which may sign through IAM signBlob, with no private key at hand),
+ * or a key Node cannot parse, which the SDK then reports in its own words when asked to sign.
+ */
+const localKey = (account: ServiceAccountCredentials | undefined): KeyObject | undefined => {
+  if (account === undefined) return undefined
+  try {
+    return createPrivateKey(
+      Redacted.isRedacted(account.private_key) ? Redacted.value(account.private_key) : account.private_key
+    )
+  } catch {
+    return undefined
+  }
 }
 
 /** The headers an upload URL binds besides `Content-Type` (which the SDK signs itself). */
@@ -89,31 +105,59 @@ const boundHeaders = (options: Options, contentLength: number | undefined): Reco
 }
 
 export const make = (options: Options): ObjectStore.ObjectStore => {
-  const bucket = (options.client ?? makeClient(options)).bucket(options.bucket)
+  const account =
+    options.client !== undefined
+      ? undefined
+      : (options.credentials ?? (options.keyFilename === undefined ? undefined : keyFileAccount(options.keyFilename)))
+  const client = options.client ?? makeClient(options, account)
+  const bucket = client.bucket(options.bucket)
+  const privateKey = localKey(account)
+  const signLocally =
+    account === undefined || privateKey === undefined
+      ? undefined
+      : makeSigner({
+          apiEndpoint: client.apiEndpoint,
+          bucket: options.bucket,
+          clientEmail: account.client_email,
+          privateKey
+        })
 
   // The SDK floors both instants to seconds: one `now` for both keeps X-Goog-Expires exact.
-  const sign = (key: string, expiresIn: number, config: Omit<GetSignedUrlConfig, "accessibleAt" | "expires">) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.tryPromise({
-        try: () => bucket.file(key).getSignedUrl({ ...config, accessibleAt: now, expires: now + expiresIn * 1000 }),
-        catch: (error) => toStoreError(`presign ${config.action === "write" ? "PUT" : "GET"} ${key}`, error)
+  const sign = (request: Omit<SignRequest, "now">) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const what = `presign ${request.method} ${request.key}`
+      if (signLocally !== undefined && request.expiresIn > 0 && request.expiresIn <= maxExpiresIn) {
+        return Effect.try({ try: () => signLocally({ ...request, now }), catch: (error) => toStoreError(what, error) })
+      }
+      const config: GetSignedUrlConfig = {
+        version: "v4",
+        action: request.method === "PUT" ? "write" : "read",
+        accessibleAt: now,
+        expires: now + request.expiresIn * 1000,
+        ...(request.contentType === undefined ? {} : { contentType: request.contentType }),
+        ...(request.extensionHeaders === undefined ? {} : { extensionHeaders: { ...request.extensionHeaders } }),
+        ...(request.queryParams?.["response-content-disposition"] === undefined
+          ? {}
+          : { responseDisposition: request.queryParams["response-content-disposition"] })
+      }
+      return Effect.tryPromise({
+        try: () => bucket.file(request.key).getSignedUrl(config),
+        catch: (error) => toStoreError(what, error)
       }).pipe(Effect.map(([url]) => url))
-    )
+    })
 
   return {
     presignPut: ({ key, contentType, expiresIn, contentLength }) =>
-      sign(key, expiresIn, {
-        version: "v4",
-        action: "write",
-        contentType,
-        extensionHeaders: boundHeaders(options, contentLength)
-      }),
+      sign({ method: "PUT", key, expiresIn, contentType, extensionHeaders: boundHeaders(options, contentLength) }),
 
     presignGet: ({ key, expiresIn, filename }) =>
-      sign(key, expiresIn, {
-        version: "v4",
-        action: "read",
-        ...(filename === undefined ? {} : { responseDisposition: ObjectStore.contentDisposition(filename) })
+      sign({
+        method: "GET",
+        key,
+        expiresIn,
+        ...(filename === undefined
+          ? {}
+          : { queryParams: { "response-content-disposition": ObjectStore.contentDisposition(filename) } })
       }),
 
     head: (key) =>
@@ -133,6 +177,8 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
         try: () => bucket.file(key).download(),
         catch: (error) => toObjectError("get", key, error)
       }).pipe(Effect.map(([content]) => new Uint8Array(content))),
+
+    read: (key, options) => read(bucket.file(key), key, options),
 
     put: (key, content, contentType) =>
       Effect.tryPromise({

@@ -32,6 +32,7 @@ export const makeWorld = () => {
   const store: ObjectStore.ObjectStore = {
     ...memory,
     head: (key) => (control.storeBroken ? broken : memory.head(key)),
+    read: (key, options) => (control.storeBroken ? broken : memory.read(key, options)),
     presignPut: (options) => (control.storeBroken ? broken : memory.presignPut(options)),
     delete: (key) => (control.storeBroken ? broken : memory.delete(key)),
     // Like the disk store: the URLs it hands out could be served by this handler under a prefix.

@@ -179,6 +179,28 @@ export const make = (options: Options): DiskObjectStore => {
       })
     )
 
+  // Opened once: the size and type come from the file's header line, then its bytes if admitted.
+  const read = <E>(key: string, options?: ObjectStore.ReadOptions<E>) =>
+    Effect.flatMap(lookup(key), (file) =>
+      Effect.acquireUseRelease(
+        Effect.tryPromise({
+          try: () => Storage.openObject(file),
+          catch: (error) => Errors.lookupError("get", key, error)
+        }),
+        (object) => {
+          const info = { size: object.size, contentType: object.contentType }
+          return Effect.andThen(
+            ObjectStore.admit(key, info, options),
+            Effect.tryPromise({
+              try: async () => ({ info, content: await Storage.readContent(object) }),
+              catch: (error) => Errors.lookupError("get", key, error)
+            })
+          )
+        },
+        (object) => Effect.promise(() => object.handle.close())
+      )
+    )
+
   const put = (key: string, content: Uint8Array, contentType: string) =>
     Effect.gen(function* () {
       const file = yield* writable("put", key)
@@ -358,6 +380,7 @@ export const make = (options: Options): DiskObjectStore => {
     presignGet,
     head,
     get,
+    read,
     put,
     delete: remove,
     routes: { pathPrefix, methods: ["GET", "PUT"], handle }

@@ -7,6 +7,7 @@ import { EmailProvider, MailEvent, MailEvents, ProviderError } from "@mailroom/c
 import { Config, Effect, Layer, Option } from "effect"
 import MailComposer from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
+import * as Mime from "./internal/mime.js"
 import * as Storage from "./internal/storage.js"
 import * as Uuid from "./internal/uuid.js"
 
@@ -133,7 +134,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
         // MailComposer leaves Bcc out of the headers; the envelope still names every recipient.
         const envelope = node.getEnvelope()
         return {
-          raw: await node.build(),
+          raw: Mime.serialize(node) ?? (await node.build()),
           sidecar: {
             messageId,
             envelope: { from: typeof envelope.from === "string" ? envelope.from : "", to: envelope.to },
@@ -144,18 +145,36 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
       catch: Errors.outboxError
     })
 
-  // The sidecar lands first, so whoever sees the .eml can read who it went to.
+  // The directory is made once; one removed later is made again when a write finds it missing.
+  let dirReady: Promise<unknown> | undefined
+  const ensureDir = (again = false) => {
+    if (dirReady === undefined || again) dirReady = mkdir(dir, { recursive: true })
+    return dirReady
+  }
+
+  // Both files are made durable together, then renamed sidecar first, so whoever sees the .eml can
+  // read who it went to. A sidecar whose .eml failed to land is removed.
   const write = (messageId: string, raw: Uint8Array, sidecar: Sidecar) =>
     Effect.tryPromise({
       try: async () => {
-        await mkdir(dir, { recursive: true })
         const sidecarFile = path.join(dir, `${messageId}.json`)
-        await Storage.writeFileAtomic(dir, sidecarFile, Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`))
+        const files = [
+          { target: sidecarFile, content: Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`) },
+          { target: path.join(dir, `${messageId}.eml`), content: raw }
+        ]
+        await ensureDir()
         try {
-          await Storage.writeFileAtomic(dir, path.join(dir, `${messageId}.eml`), raw)
+          await Storage.writeFilesAtomic(dir, files)
         } catch (error) {
-          await rm(sidecarFile, { force: true })
-          throw error
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+            await rm(sidecarFile, { force: true })
+            throw error
+          }
+          await ensureDir(true)
+          await Storage.writeFilesAtomic(dir, files).catch(async (again: unknown) => {
+            await rm(sidecarFile, { force: true })
+            throw again
+          })
         }
       },
       catch: Errors.outboxError

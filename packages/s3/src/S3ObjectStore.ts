@@ -176,6 +176,35 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, n
           },
           catch: (error) => toLookupError("GetObject", key, error)
         }),
+      // GetObject's headers say the size and type; its body is read only once they are admitted.
+      read: (key, options) =>
+        Effect.acquireUseRelease(
+          Effect.tryPromise({
+            try: (abortSignal) => client.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal }),
+            catch: (error) => toLookupError("GetObject", key, error)
+          }),
+          (output) => {
+            const info = {
+              size: output.ContentLength ?? 0,
+              contentType: output.ContentType ?? "application/octet-stream"
+            }
+            return Effect.andThen(
+              ObjectStore.admit(key, info, options),
+              Effect.tryPromise({
+                try: async () => ({
+                  info,
+                  content: output.Body === undefined ? new Uint8Array(0) : await output.Body.transformToByteArray()
+                }),
+                catch: (error) => toLookupError("GetObject", key, error)
+              })
+            )
+          },
+          // A body left unread would hold its connection: a refused or interrupted read lets it go.
+          (output, exit) =>
+            Effect.sync(() => {
+              if (exit._tag === "Failure") (output.Body as { destroy?: () => void } | undefined)?.destroy?.()
+            })
+        ),
       put: (key, content, contentType) =>
         Effect.tryPromise({
           try: (abortSignal) =>

@@ -189,26 +189,48 @@ export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailPr
     const provider: EmailProvider.EmailProvider = {
       name: "ses",
       limits,
+      // One promise, one controller and one timer per send, the answer checked where it arrives:
+      // what the adapter adds to the SDK's own call stays small.
       send: (email) =>
-        Effect.suspend(() => {
-          const deadline = AbortSignal.timeout(timeoutMillis)
-          return Effect.tryPromise({
-            try: (signal) =>
-              client.send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
-                abortSignal: AbortSignal.any([signal, deadline])
-              }),
-            catch: (error) =>
-              deadline.aborted
-                ? new ProviderError.ProviderError({ provider: "ses", reason: timedOut, cause: error })
-                : fromSesError(error, { email, secrets })
+        Effect.callback<{ readonly messageId: string }, ProviderError.ProviderError>((resume) => {
+          const controller = new AbortController()
+          let expired = false
+          const timer = setTimeout(() => {
+            expired = true
+            controller.abort()
+          }, timeoutMillis)
+          const failed = (error: unknown) => {
+            clearTimeout(timer)
+            resume(
+              Effect.fail(
+                expired
+                  ? new ProviderError.ProviderError({ provider: "ses", reason: timedOut, cause: error })
+                  : fromSesError(error, { email, secrets })
+              )
+            )
+          }
+          try {
+            client
+              .send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
+                abortSignal: controller.signal
+              })
+              .then((output) => {
+                clearTimeout(timer)
+                resume(
+                  output.MessageId === undefined || output.MessageId === ""
+                    ? Effect.fail(missingMessageId(output))
+                    : Effect.succeed({ messageId: output.MessageId })
+                )
+              }, failed)
+          } catch (error) {
+            failed(error)
+          }
+          // Interrupted: the request is aborted, as it is at the deadline.
+          return Effect.sync(() => {
+            clearTimeout(timer)
+            controller.abort()
           })
-        }).pipe(
-          Effect.flatMap((output) =>
-            output.MessageId === undefined || output.MessageId === ""
-              ? Effect.fail(missingMessageId(output))
-              : Effect.succeed({ messageId: output.MessageId })
-          )
-        )
+        })
     }
     return provider
   })

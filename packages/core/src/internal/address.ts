@@ -6,8 +6,21 @@ const localPart = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`
 const asciiLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
 const control = /\p{Cc}/u
 
+// Every send checks its sender's and recipients' domains, and they repeat from one send to the next;
+// the IDNA conversion is the costly part of an address check, so its answers are remembered, boundedly.
+const known = new Map<string, string | undefined>()
+const maxKnown = 4096
+
 /** The domain in its ASCII (punycode) form, lower-cased; undefined when it is not a valid host name. */
 export const asciiDomain = (domain: string): string | undefined => {
+  if (known.has(domain)) return known.get(domain)
+  const ascii = toAsciiDomain(domain)
+  if (known.size >= maxKnown) known.clear()
+  known.set(domain, ascii)
+  return ascii
+}
+
+const toAsciiDomain = (domain: string): string | undefined => {
   if (domain === "" || control.test(domain) || /[\s@/\\[\]]/.test(domain)) return undefined
   const ascii = domainToASCII(domain)
   if (ascii === "" || ascii.length > 253) return undefined

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import { ObjectStore } from "../ObjectStore.js"
+import { type ObjectInfo, ObjectStore } from "../ObjectStore.js"
 
 export type ObjectStoreCase = "wrongContentType" | "wrongContentLength" | "downloadFilename"
 
@@ -155,6 +155,59 @@ export const ObjectStoreSuite = (name: string, options: ObjectStoreSuiteOptions)
           assert.strictEqual(new TextDecoder().decode(yield* store.get(key)), '{"key":"k"}')
           yield* store.delete(key)
           yield* missing(key)
+        })
+      )
+
+      it.effect("read answers head's size and type with get's bytes, in one call", () =>
+        Effect.gen(function* () {
+          const store = yield* ObjectStore
+          const key = keyFor("read.pdf")
+          const content = new Uint8Array(randomBytes(20_000))
+          yield* put(
+            yield* store.presignPut({ key, contentType: "application/pdf", expiresIn: 3600 }),
+            "application/pdf",
+            content
+          )
+          const seen: Array<ObjectInfo> = []
+          const read = yield* store.read(key, {
+            maxBytes: content.byteLength,
+            beforeContent: (info) => Effect.sync(() => void seen.push(info))
+          })
+          assert.deepStrictEqual(read.info, { size: content.byteLength, contentType: "application/pdf" })
+          assert.deepStrictEqual(read.content, content)
+          assert.deepStrictEqual(seen, [read.info], "beforeContent runs once, with the object's size and type")
+          yield* store.delete(key)
+        })
+      )
+
+      it.effect("read refuses an object over maxBytes, or one beforeContent refuses, with what it learnt", () =>
+        Effect.gen(function* () {
+          const store = yield* ObjectStore
+          const key = keyFor("big.bin")
+          yield* store.put(key, new Uint8Array(5000), "application/octet-stream")
+          let called = false
+          const tooLarge = yield* Effect.flip(
+            store.read(key, {
+              maxBytes: 4999,
+              beforeContent: () =>
+                Effect.sync(() => {
+                  called = true
+                })
+            })
+          )
+          assert.strictEqual(tooLarge._tag, "ObjectTooLarge")
+          assert.deepStrictEqual(tooLarge._tag === "ObjectTooLarge" ? [tooLarge.info, tooLarge.maxBytes] : [], [
+            { size: 5000, contentType: "application/octet-stream" },
+            4999
+          ])
+          assert.isFalse(called, "beforeContent ran for an object over maxBytes")
+          const refused = yield* Effect.flip(store.read(key, { beforeContent: () => Effect.fail("no room" as const) }))
+          assert.strictEqual(refused, "no room")
+          // Nothing stays held: the object can still be read in full.
+          assert.strictEqual((yield* store.read(key)).content.byteLength, 5000)
+          yield* store.delete(key)
+          const gone = yield* Effect.flip(store.read(key))
+          assert.strictEqual(gone._tag, "ObjectNotFound")
         })
       )
 

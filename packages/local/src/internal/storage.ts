@@ -56,19 +56,24 @@ export const openObject = async (file: string): Promise<OpenObject> => {
   }
 }
 
+/** The bytes of an open object; the handle stays open. */
+export const readContent = async (object: OpenObject): Promise<Uint8Array> => {
+  const content = new Uint8Array(object.size)
+  let offset = 0
+  while (offset < object.size) {
+    const { bytesRead } = await object.handle.read(content, offset, object.size - offset, object.start + offset)
+    if (bytesRead === 0) break
+    offset += bytesRead
+  }
+  return offset === object.size ? content : content.subarray(0, offset)
+}
+
 export const readObject = async (
   file: string
 ): Promise<{ readonly contentType: string; readonly content: Uint8Array }> => {
   const object = await openObject(file)
   try {
-    const content = new Uint8Array(object.size)
-    let offset = 0
-    while (offset < object.size) {
-      const { bytesRead } = await object.handle.read(content, offset, object.size - offset, object.start + offset)
-      if (bytesRead === 0) break
-      offset += bytesRead
-    }
-    return { contentType: object.contentType, content: offset === object.size ? content : content.subarray(0, offset) }
+    return { contentType: object.contentType, content: await readContent(object) }
   } finally {
     await object.handle.close()
   }
@@ -183,6 +188,38 @@ export const pruneEmptyParents = async (root: string, file: string): Promise<voi
     } catch {
       return
     }
+  }
+}
+
+/**
+ * Writes each file's content to a temporary file in `tmpDir` (same file system), makes them all
+ * durable at once, then renames them into place in the order given: a reader that sees a file sees
+ * every one before it, each complete. Every file is written before any is flushed, so that their
+ * flushes, issued together, can be served by one journal commit instead of one each. `tmpDir` must exist.
+ */
+export const writeFilesAtomic = async (
+  tmpDir: string,
+  files: ReadonlyArray<{ readonly target: string; readonly content: Uint8Array }>
+): Promise<void> => {
+  const temporaries = files.map(({ target }) => path.join(tmpDir, `.${path.basename(target)}.${randomUUID()}.tmp`))
+  const handles: Array<FileHandle> = []
+  try {
+    await Promise.all(
+      files.map(async ({ content }, i) => {
+        const handle = await open(temporaries[i] as string, "wx")
+        handles.push(handle)
+        await handle.writeFile(content)
+      })
+    )
+    // fdatasync flushes a new file's bytes and the size that reads them back: all a rename needs to
+    // never expose a partial file (only its times are left to the kernel).
+    await Promise.all(handles.map((handle) => handle.datasync()))
+    await Promise.all(handles.splice(0).map((handle) => handle.close()))
+    for (const [i, { target }] of files.entries()) await rename(temporaries[i] as string, target)
+  } catch (error) {
+    await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)))
+    await Promise.all(temporaries.map((file) => rm(file, { force: true })))
+    throw error
   }
 }
 

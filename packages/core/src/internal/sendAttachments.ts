@@ -1,0 +1,186 @@
+// The attachments of a send: the checks that need no store, the lookups that report every problem at
+// once, and the load of a valid message with one store round trip per file, within a memory budget.
+import { Clock, Data, Duration, Effect, Scope, Semaphore } from "effect"
+import { isOwnKey } from "../Attachments.js"
+import { attachmentExtension, type Limits, type OutboundAttachment } from "../EmailProvider.js"
+import { Unavailable, ValidationError } from "../MailroomError.js"
+import type { ObjectInfo, ObjectStore, ObjectStoreError } from "../ObjectStore.js"
+import type { Principal } from "../Organizations.js"
+import type { InProcessSendRequest } from "../Wire.js"
+
+type Request = InProcessSendRequest
+
+export interface Budget {
+  /** Attachment bytes sends may hold in memory at once. */
+  readonly bytes: number
+  /** How long a send waits, in all, for room in the budget. */
+  readonly wait: Duration.Duration
+}
+
+const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
+const encoder = new TextEncoder()
+const utf8Length = (s: string | undefined) => (s === undefined ? 0 : encoder.encode(s).byteLength)
+
+/** An attachment's bytes as given in process: a string is UTF-8. */
+const contentOf = (content: Uint8Array | string): Uint8Array =>
+  typeof content === "string" ? encoder.encode(content) : content
+
+const notUploaded = (i: number) => `attachments[${i}].key: no file has been uploaded under this key`
+const tooLarge = (size: number, max: number) =>
+  `attachments: the message is ${size} bytes with attachments base64-encoded; the provider accepts at most ${max}`
+
+/** A stored file whose bytes were not read, because the send will fail anyway. */
+class Unread extends Data.TaggedError("Unread")<{ readonly info: ObjectInfo }> {}
+
+export const make = (options: { readonly store: ObjectStore; readonly limits: Limits; readonly budget: Budget }) => {
+  const { store, limits, budget } = options
+  const inFlight = Semaphore.makeUnsafe(budget.bytes)
+  const forbiddenExtensions = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
+  const overBudget = new Unavailable({
+    message: "too many large messages are being sent at once; nothing was sent, try again shortly",
+    retryAfter: Duration.seconds(5)
+  })
+
+  /** The problems found without the store: recipients over the limit, forbidden extensions, other organisations' keys. */
+  const staticProblems = (principal: Principal, request: Request) => {
+    const errors: Array<string> = []
+    const attachments = request.attachments ?? []
+    const recipients = request.to.length + (request.cc?.length ?? 0) + (request.bcc?.length ?? 0)
+    if (recipients > limits.maxRecipients) {
+      errors.push(
+        `to: the message has ${recipients} recipients across to, cc and bcc; the provider accepts at most ${limits.maxRecipients}`
+      )
+    }
+    const owned = attachments.map((a) => a.key === undefined || isOwnKey(principal, a.key))
+    attachments.forEach((a, i) => {
+      const extension = attachmentExtension(a.filename)
+      if (forbiddenExtensions.has(extension)) {
+        errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
+      }
+      if (!owned[i]) errors.push(`attachments[${i}].key: is not an attachment of this organization`)
+    })
+    return { errors, owned }
+  }
+
+  /**
+   * Every validation problem of a request that fails anyway, in the order they have always been
+   * reported: sizes come from `head`, since no byte of this message will be sent.
+   */
+  const report = (request: Request, problems: ReturnType<typeof staticProblems>) =>
+    Effect.gen(function* () {
+      const { errors, owned } = problems
+      const attachments = request.attachments ?? []
+      // Only the caller's own keys are looked up: another organisation's key reveals nothing.
+      const infos = yield* Effect.forEach(
+        attachments,
+        (a, i): Effect.Effect<ObjectInfo | undefined, ObjectStoreError> =>
+          a.content !== undefined
+            ? Effect.succeed({ size: contentOf(a.content).byteLength, contentType: "" })
+            : owned[i] && a.key !== undefined
+              ? store.head(a.key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.succeed(undefined)))
+              : Effect.succeed(undefined),
+        { concurrency: 8 }
+      )
+      let size = utf8Length(request.body.html) + utf8Length(request.body.text)
+      infos.forEach((info, i) => {
+        if (info !== undefined) size += base64Length(info.size)
+        else if (owned[i]) errors.push(notUploaded(i))
+      })
+      if (size > limits.maxMessageBytes) errors.push(tooLarge(size, limits.maxMessageBytes))
+      if (errors.length > 0) return yield* new ValidationError({ errors })
+    })
+
+  /**
+   * The attachments of a request that passed `staticProblems`, holding their bytes in the budget
+   * until the scope closes. A stored file is read once: its size and type arrive with the GET's
+   * headers, and its bytes are read only when the message still fits and the budget has room.
+   */
+  const load = (request: Request) =>
+    Effect.gen(function* () {
+      const attachments = request.attachments ?? []
+      if (attachments.length === 0) return []
+      const scope = yield* Effect.scope
+      const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(budget.wait)
+      let held = 0
+      // A send larger than the whole budget waits until it has the budget to itself.
+      const hold = (bytes: number) =>
+        Effect.gen(function* () {
+          const permits = Math.min(bytes, budget.bytes - held)
+          if (permits <= 0) return
+          held += permits
+          const left = deadline - (yield* Clock.currentTimeMillis)
+          yield* inFlight.takeScoped(permits).pipe(
+            Effect.timeoutOrElse({
+              duration: Duration.millis(Math.max(0, left)),
+              orElse: () => Effect.fail(overBudget)
+            }),
+            Scope.provide(scope)
+          )
+        })
+
+      const given = attachments.map((a) => (a.content === undefined ? undefined : contentOf(a.content)))
+      let size = utf8Length(request.body.html) + utf8Length(request.body.text)
+      for (const content of given) if (content !== undefined) size += base64Length(content.byteLength)
+      yield* hold(given.reduce((sum, c) => sum + (c?.byteLength ?? 0), 0))
+      const allowance = limits.maxMessageBytes - size
+      // The largest file whose base64 still fits beside the rest of the message.
+      const maxBytes = allowance < 0 ? -1 : 3 * Math.floor(allowance / 4)
+      let doomed = allowance < 0
+      const results = yield* Effect.forEach(
+        attachments,
+        (a, i) => {
+          const content = given[i]
+          if (content !== undefined) {
+            return Effect.succeed({ info: { size: content.byteLength, contentType: "" }, content })
+          }
+          return store
+            .read(a.key ?? "", {
+              maxBytes,
+              beforeContent: (info): Effect.Effect<void, Unread | Unavailable> => {
+                size += base64Length(info.size)
+                if (doomed || size > limits.maxMessageBytes) {
+                  doomed = true
+                  return Effect.fail(new Unread({ info }))
+                }
+                return hold(info.size)
+              }
+            })
+            .pipe(
+              Effect.catchTags({
+                ObjectNotFound: () =>
+                  Effect.sync(() => {
+                    doomed = true
+                    return undefined
+                  }),
+                ObjectTooLarge: (error) =>
+                  Effect.sync(() => {
+                    size += base64Length(error.info.size)
+                    doomed = true
+                    return new Unread({ info: error.info })
+                  }),
+                Unread: Effect.succeed
+              })
+            )
+        },
+        { concurrency: 4 }
+      )
+      const errors: Array<string> = []
+      results.forEach((result, i) => {
+        if (result === undefined) errors.push(notUploaded(i))
+      })
+      if (size > limits.maxMessageBytes) errors.push(tooLarge(size, limits.maxMessageBytes))
+      if (errors.length > 0) return yield* new ValidationError({ errors })
+      return results.map((result, i): OutboundAttachment => {
+        const a = attachments[i]
+        // Without errors, every file was read: an unread or missing one always adds one.
+        const loaded = result as { readonly info: ObjectInfo; readonly content: Uint8Array }
+        return {
+          filename: a?.filename ?? "",
+          contentType: a?.content_type ?? (loaded.info.contentType || "application/octet-stream"),
+          content: loaded.content
+        }
+      })
+    })
+
+  return { staticProblems, report, load }
+}
