@@ -172,11 +172,16 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
         }))
       ),
 
+    // Through the same stream as `read`: the SDK's `download()` stacks a listener per chunk on one
+    // response stream, which Node reports as a leak for any object over about 64 KiB.
     get: (key) =>
-      Effect.tryPromise({
-        try: () => bucket.file(key).download(),
-        catch: (error) => toObjectError("get", key, error)
-      }).pipe(Effect.map(([content]) => new Uint8Array(content))),
+      Effect.map(
+        read(bucket.file(key), key, undefined) as Effect.Effect<
+          ObjectStore.StoredObject,
+          ObjectStore.ObjectNotFound | ObjectStore.ObjectStoreError
+        >,
+        (object) => object.content
+      ),
 
     read: (key, options) => read(bucket.file(key), key, options),
 

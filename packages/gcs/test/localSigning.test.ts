@@ -7,13 +7,24 @@ import { Storage } from "@google-cloud/storage"
 import { ObjectStore } from "@mailroom/core"
 import { Effect, Redacted } from "effect"
 import { TestClock } from "effect/testing"
-import { GoogleAuth } from "google-auth-library"
+import { GoogleAuth, JWT } from "google-auth-library"
 import { GcsObjectStore } from "../src/index.js"
 import { makeServiceAccount } from "./support/keys.js"
 import { verifyV4 } from "./support/verifyV4.js"
 
 const account = makeServiceAccount()
 const pem = Redacted.value(account.credentials.private_key)
+
+/**
+ * The SDK's own signer, set up without GoogleAuth's deprecated `credentials` option (which warns on
+ * every construction): a JWT client with the key, and the email where the signer looks it up.
+ */
+const sdkAuth = () => {
+  const scopes = ["https://www.googleapis.com/auth/devstorage.read_write"]
+  const auth = new GoogleAuth({ authClient: new JWT({ email: account.clientEmail, key: pem, scopes }), scopes })
+  auth.jsonContent = { client_email: account.clientEmail, private_key: pem }
+  return auth
+}
 const bucket = "mailroom-attachments"
 // Tomorrow (the SDK refuses an expiry in the past by the real clock), with a fraction of a second,
 // so flooring to seconds is exercised too.
@@ -34,7 +45,7 @@ const sdkUrl = (
   const storage = new Storage({
     projectId: "demo-mailroom",
     ...(apiEndpoint === undefined ? {} : { apiEndpoint }),
-    authClient: new GoogleAuth({ credentials: { client_email: account.clientEmail, private_key: pem } })
+    authClient: sdkAuth()
   })
   return storage
     .bucket(bucket)
