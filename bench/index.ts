@@ -1,6 +1,7 @@
 // `pnpm bench`: every benchmark of the repository, in one run, printed as tables. Each module
 // exports `run()` answering rows; where an issue names a baseline, the rows carry the ratio to it,
 // measured in the same run (times are shown beside the ratios, never checked against a number).
+import * as coldstart from "./coldstart.ts"
 import * as core from "./core.ts"
 import * as gcs from "./gcs.ts"
 import * as hostile from "./hostile.ts"
@@ -27,6 +28,10 @@ const suites: ReadonlyArray<readonly [string, { readonly run: () => Promise<Read
   [
     "Outbox: OutboxEmailProvider.send vs one fsync'd .eml, and the former outbox's writes (5 interleaved rounds of 100)",
     outbox
+  ],
+  [
+    'Cold start: the server\'s bin.js on the embedded defaults vs import("effect") on node:http (7 alternating runs)',
+    coldstart
   ]
 ]
 

@@ -5,7 +5,7 @@ import { mkdir, rm } from "node:fs/promises"
 import * as path from "node:path"
 import { EmailProvider, MailEvent, MailEvents, ProviderError } from "@mailroom/core"
 import { Config, Effect, Layer, Option } from "effect"
-import MailComposer from "nodemailer/lib/mail-composer"
+import type MailComposerClass from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
 import * as Mime from "./internal/mime.js"
 import * as Storage from "./internal/storage.js"
@@ -83,6 +83,13 @@ const badMetadata = (metadata: Readonly<Record<string, string>> | undefined) =>
 /** The `Message-ID` header of a message: `<{message_id}@outbox.mailroom>`. */
 export const messageIdHeader = (messageId: string): string => `<${messageId}@outbox.mailroom>`
 
+// nodemailer's composer is loaded with the first message, not when the server starts.
+let composerModule: Promise<typeof MailComposerClass> | undefined
+const mailComposer = () => {
+  composerModule ??= import("nodemailer/lib/mail-composer").then((module) => module.default)
+  return composerModule
+}
+
 /** What `{dir}/{message_id}.json` holds beside the message: who it went to, blind copies included. */
 export interface Sidecar {
   readonly messageId: string
@@ -105,6 +112,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
   const render = (email: EmailProvider.OutboundEmail, messageId: string) =>
     Effect.tryPromise({
       try: async (): Promise<{ readonly raw: Uint8Array; readonly sidecar: Sidecar }> => {
+        const MailComposer = await mailComposer()
         // The composer writes ASCII as it is, so text that reads as an encoded-word is encoded first.
         const composer = new MailComposer({
           from:

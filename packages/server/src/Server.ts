@@ -3,18 +3,14 @@
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
-import { GcsObjectStore } from "@mailroom/gcs"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
-import { PostmarkEmailProvider } from "@mailroom/postmark"
-import { RedisConnection, RedisIdempotencyStore } from "@mailroom/redis"
-import { S3ObjectStore } from "@mailroom/s3"
-import { SesEmailProvider } from "@mailroom/ses"
 import { type Context, Duration, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
+import { lazy } from "./internal/lazy.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
@@ -58,24 +54,28 @@ const storageLayer = (storage: Config["storage"], publicUrl: string) => {
     case "local":
       return DiskObjectStore.layer({ dir: storage.dir, publicUrl, signingSecret: Redacted.make(storage.signingSecret) })
     case "s3":
-      return S3ObjectStore.layer({
-        bucket: storage.bucket,
-        region: storage.region,
-        ...optional("endpoint", storage.endpoint),
-        ...optional("forcePathStyle", storage.forcePathStyle),
-        ...optional("accessKeyId", storage.accessKeyId),
-        ...optional(
-          "secretAccessKey",
-          storage.secretAccessKey === undefined ? undefined : Redacted.make(storage.secretAccessKey)
-        )
-      })
+      return lazy(async () =>
+        (await import("@mailroom/s3")).S3ObjectStore.layer({
+          bucket: storage.bucket,
+          region: storage.region,
+          ...optional("endpoint", storage.endpoint),
+          ...optional("forcePathStyle", storage.forcePathStyle),
+          ...optional("accessKeyId", storage.accessKeyId),
+          ...optional(
+            "secretAccessKey",
+            storage.secretAccessKey === undefined ? undefined : Redacted.make(storage.secretAccessKey)
+          )
+        })
+      )
     case "gcs":
-      return GcsObjectStore.layer({
-        bucket: storage.bucket,
-        ...optional("projectId", storage.projectId),
-        ...optional("keyFilename", storage.keyFilename),
-        ...optional("apiEndpoint", storage.apiEndpoint)
-      })
+      return lazy(async () =>
+        (await import("@mailroom/gcs")).GcsObjectStore.layer({
+          bucket: storage.bucket,
+          ...optional("projectId", storage.projectId),
+          ...optional("keyFilename", storage.keyFilename),
+          ...optional("apiEndpoint", storage.apiEndpoint)
+        })
+      )
   }
 }
 
@@ -89,27 +89,31 @@ const providerLayer = (provider: Config["provider"]) => {
         ...optional("paused", provider.paused)
       })
     case "ses":
-      return SesEmailProvider.layer({
-        region: provider.region,
-        ...optional("endpoint", provider.endpoint),
-        ...optional("configurationSetName", provider.configurationSetName),
-        ...optional("timeout", provider.timeout as Duration.Input | undefined),
-        ...optional(
-          "accessKeyId",
-          provider.accessKeyId === undefined ? undefined : Redacted.make(provider.accessKeyId)
-        ),
-        ...optional(
-          "secretAccessKey",
-          provider.secretAccessKey === undefined ? undefined : Redacted.make(provider.secretAccessKey)
-        )
-      })
+      return lazy(async () =>
+        (await import("@mailroom/ses")).SesEmailProvider.layer({
+          region: provider.region,
+          ...optional("endpoint", provider.endpoint),
+          ...optional("configurationSetName", provider.configurationSetName),
+          ...optional("timeout", provider.timeout as Duration.Input | undefined),
+          ...optional(
+            "accessKeyId",
+            provider.accessKeyId === undefined ? undefined : Redacted.make(provider.accessKeyId)
+          ),
+          ...optional(
+            "secretAccessKey",
+            provider.secretAccessKey === undefined ? undefined : Redacted.make(provider.secretAccessKey)
+          )
+        })
+      )
     case "postmark":
-      return PostmarkEmailProvider.layer({
-        serverToken: Redacted.make(provider.serverToken),
-        ...optional("requestHost", provider.requestHost),
-        ...optional("useHttps", provider.useHttps),
-        ...optional("timeout", provider.timeout as Duration.Input | undefined)
-      })
+      return lazy(async () =>
+        (await import("@mailroom/postmark")).PostmarkEmailProvider.layer({
+          serverToken: Redacted.make(provider.serverToken),
+          ...optional("requestHost", provider.requestHost),
+          ...optional("useHttps", provider.useHttps),
+          ...optional("timeout", provider.timeout as Duration.Input | undefined)
+        })
+      )
   }
 }
 
@@ -123,9 +127,9 @@ const idempotencyLayer = (
     case "local":
       return DiskIdempotencyStore.layer({ dir: idempotency.dir })
     case "redis":
-      return RedisIdempotencyStore.layerRedis(optional("prefix", idempotency.prefix)).pipe(
-        Layer.provide(redis(idempotency.url))
-      )
+      return lazy(async () =>
+        (await import("@mailroom/redis")).RedisIdempotencyStore.layerRedis(optional("prefix", idempotency.prefix))
+      ).pipe(Layer.provide(redis(idempotency.url)))
   }
 }
 
@@ -138,7 +142,9 @@ const redisConnections = () => {
   return (url: string) => {
     let connection = connections.get(url)
     if (connection === undefined) {
-      connection = RedisConnection.layer({ url: Redacted.make(url) })
+      connection = lazy(async () =>
+        (await import("@mailroom/redis")).RedisConnection.layer({ url: Redacted.make(url) })
+      )
       connections.set(url, connection)
     }
     return connection
@@ -219,12 +225,14 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const log = options.log ?? ((line: string) => console.log(line))
   const host = options.host ?? "127.0.0.1"
   const organizations = ServerOrganizations.make(config)
-  let sources: ReturnType<typeof eventSources>
+  let sources: Awaited<ReturnType<typeof eventSources>>
   try {
-    sources = eventSources(config.events)
+    sources = await eventSources(config.events)
   } catch (cause) {
     throw new ConfigError("config", [(cause as Error).message])
   }
+
+  if (config.metrics !== undefined) await Telemetry.loadMetrics()
 
   let closing: Promise<void> | undefined
   // Requests that arrive before the layers are built are answered 503.

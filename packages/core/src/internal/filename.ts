@@ -3,13 +3,16 @@
 const maxBytes = 200
 const maxExtensionBytes = 32
 const encoder = new TextEncoder()
-const segmenter = new Intl.Segmenter("en", { granularity: "grapheme" })
+// Made on first use: creating a Segmenter loads ICU's break rules (~20 ms), and only names over the
+// limit need one.
+let segmenter: Intl.Segmenter | undefined
 
 const byteLength = (s: string) => encoder.encode(s).byteLength
 
 /** Cuts at a grapheme boundary so an emoji or an accented letter is never split. */
 const truncate = (s: string, limit: number): string => {
   let out = ""
+  segmenter ??= new Intl.Segmenter("en", { granularity: "grapheme" })
   for (const { segment } of segmenter.segment(s)) {
     if (byteLength(out + segment) > limit) break
     out += segment

@@ -3,12 +3,10 @@
 import type { EventSource, MailEvents, MailroomError, Organizations } from "@mailroom/core"
 import { WebhookDelivery } from "@mailroom/core"
 import { DiskQueueStore } from "@mailroom/local"
-import { PostmarkEventSource } from "@mailroom/postmark"
-import { RedisQueueStore } from "@mailroom/redis"
-import { SesEventSource } from "@mailroom/ses"
 import { type Duration, Layer } from "effect"
 import { PersistedQueue, type Redis } from "effect/persistence"
 import type { EventsConfig } from "../ServerConfig.js"
+import { lazy } from "./lazy.js"
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
@@ -38,7 +36,9 @@ export const eventsLayer = (
     config.kind === "local"
       ? DiskQueueStore.layer({ dir: config.dir })
       : config.kind === "redis"
-        ? RedisQueueStore.layerRedis(optional("prefix", config.prefix)).pipe(Layer.provide(redis(config.url)))
+        ? lazy(async () =>
+            (await import("@mailroom/redis")).RedisQueueStore.layerRedis(optional("prefix", config.prefix))
+          ).pipe(Layer.provide(redis(config.url)))
         : PersistedQueue.layerStoreMemory
   const queue = Layer.merge(PersistedQueue.layer, PersistedQueue.layerCleanup({ timeToLive: "2 days" })).pipe(
     Layer.provide(store)
@@ -55,16 +55,24 @@ export const eventsLayer = (
   }).pipe(Layer.provide(queue))
 }
 
-/** The providers' webhooks the config turns on, each served at `POST /webhooks/{name}`. */
-export const eventSources = (events: EventsConfig | undefined): ReadonlyArray<EventSource.EventSource> => [
-  ...(events?.ses === undefined
-    ? []
-    : [
-        SesEventSource.make({
-          topicArns: events.ses.topicArns,
-          ...optional("eventBridgeSecret", events.ses.eventBridgeSecret),
-          ...optional("eventBridgeHeader", events.ses.eventBridgeHeader)
-        })
-      ]),
-  ...(events?.postmark === undefined ? [] : [PostmarkEventSource.make(events.postmark)])
-]
+/**
+ * The providers' webhooks the config turns on, each served at `POST /webhooks/{name}`; each provider's
+ * package is imported only when its webhook is on.
+ */
+export const eventSources = async (
+  events: EventsConfig | undefined
+): Promise<ReadonlyArray<EventSource.EventSource>> => {
+  const { ses, postmark } = events ?? {}
+  return [
+    ...(ses === undefined
+      ? []
+      : [
+          (await import("@mailroom/ses")).SesEventSource.make({
+            topicArns: ses.topicArns,
+            ...optional("eventBridgeSecret", ses.eventBridgeSecret),
+            ...optional("eventBridgeHeader", ses.eventBridgeHeader)
+          })
+        ]),
+    ...(postmark === undefined ? [] : [(await import("@mailroom/postmark")).PostmarkEventSource.make(postmark)])
+  ]
+}

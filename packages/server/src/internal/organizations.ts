@@ -1,9 +1,9 @@
 // The server's organisations: those listed in the config file, which a reload replaces as a whole,
 // or those of a PostgreSQL database, which sees its own changes within `cacheSeconds`.
 import { Organizations } from "@mailroom/core"
-import { PostgresOrganizations } from "@mailroom/postgres"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import { type Config, ConfigError } from "../ServerConfig.js"
+import { lazy } from "./lazy.js"
 
 const fromFile = (config: Config) => {
   try {
@@ -20,14 +20,16 @@ export const make = (config: Config) => {
   const source = config.organizationsSource
   const layer =
     source.kind === "postgres"
-      ? PostgresOrganizations.layer({
-          url: Redacted.make(source.url),
-          serviceDomain: config.serviceDomain,
-          ...(source.cacheSeconds === undefined ? {} : { cacheTtl: Duration.seconds(source.cacheSeconds) }),
-          ...(source.timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(source.timeoutSeconds) }),
-          ...(source.cacheCapacity === undefined ? {} : { cacheCapacity: source.cacheCapacity }),
-          ...(source.maxConnections === undefined ? {} : { maxConnections: source.maxConnections })
-        })
+      ? lazy(async () =>
+          (await import("@mailroom/postgres")).PostgresOrganizations.layer({
+            url: Redacted.make(source.url),
+            serviceDomain: config.serviceDomain,
+            ...(source.cacheSeconds === undefined ? {} : { cacheTtl: Duration.seconds(source.cacheSeconds) }),
+            ...(source.timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(source.timeoutSeconds) }),
+            ...(source.cacheCapacity === undefined ? {} : { cacheCapacity: source.cacheCapacity }),
+            ...(source.maxConnections === undefined ? {} : { maxConnections: source.maxConnections })
+          })
+        )
       : Layer.succeed(Organizations.Organizations, {
           authenticate: (credential) => Effect.suspend(() => current.authenticate(credential)),
           find: (orgId) => Effect.suspend(() => current.find(orgId)),

@@ -2,11 +2,10 @@
 // or in memory, at a fixed rate or at the SES account's MaxSendRate, read again every `refresh`.
 import { createHash } from "node:crypto"
 import { type MailroomError, SendRateLimiter } from "@mailroom/core"
-import { RedisRateLimitStore } from "@mailroom/redis"
-import { SesSendQuota } from "@mailroom/ses"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import type { Redis } from "effect/persistence"
 import type { Config } from "../ServerConfig.js"
+import { lazy } from "./lazy.js"
 
 const fingerprint = (...parts: ReadonlyArray<string | undefined>) =>
   createHash("sha256")
@@ -43,11 +42,14 @@ export const make = (
   let problem: string | undefined
   const limit = config.sending.rateLimit
   if (limit === undefined) return { layer: undefined, providerProblem: () => undefined }
+  const shared = limit.store
   const store =
-    limit.store.kind === "redis"
-      ? RedisRateLimitStore.layerRedis(limit.store.prefix === undefined ? {} : { prefix: limit.store.prefix }).pipe(
-          Layer.provide(redis(limit.store.url))
-        )
+    shared.kind === "redis"
+      ? lazy(async () =>
+          (await import("@mailroom/redis")).RedisRateLimitStore.layerRedis(
+            shared.prefix === undefined ? {} : { prefix: shared.prefix }
+          )
+        ).pipe(Layer.provide(redis(shared.url)))
       : SendRateLimiter.layerStoreMemory
   const key = accountKey(config.provider)
   const wait = limit.wait as Duration.Input
@@ -66,6 +68,7 @@ export const make = (
   const layer = Layer.effect(
     SendRateLimiter.SendRateLimiter,
     Effect.gen(function* () {
+      const { SesSendQuota } = yield* Effect.promise(() => import("@mailroom/ses"))
       const read = yield* SesSendQuota.make({
         region: provider.region,
         ...(provider.endpoint === undefined ? {} : { endpoint: provider.endpoint }),

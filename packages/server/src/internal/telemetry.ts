@@ -2,9 +2,9 @@
 // (one registry per server), `GET /metrics` in Prometheus's text format, and spans over OTLP/HTTP JSON.
 import { OpenApi } from "@mailroom/http"
 import { type Context, Layer, Metric } from "effect"
-import { FetchHttpClient } from "effect/http"
-import { OtlpSerialization, OtlpTracer, PrometheusMetrics } from "effect/observability"
+import type { PrometheusMetrics } from "effect/observability"
 import type { MetricsConfig, TracingConfig } from "../ServerConfig.js"
+import { lazy } from "./lazy.js"
 import { tokenMatches } from "./operations.js"
 
 const requests = Metric.counter("mailroom_http_requests_total", {
@@ -48,6 +48,14 @@ export const recordRequest = (
   Metric.withAttributes(requestSeconds, labels).updateUnsafe(request.seconds, context)
 }
 
+// Effect's exporters (and the HTTP client OTLP posts with) load only when the config turns them on.
+let prometheus: typeof PrometheusMetrics | undefined
+
+/** Loads the Prometheus formatter; the server calls it at start-up when `/metrics` is on. */
+export const loadMetrics = async (): Promise<void> => {
+  prometheus = (await import("effect/observability")).PrometheusMetrics
+}
+
 /** `GET /metrics`: 401 without the configured bearer token, else every metric of this server. */
 export const metricsAnswer = (
   config: MetricsConfig,
@@ -67,14 +75,20 @@ export const metricsAnswer = (
   return {
     status: 200,
     headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
-    body: PrometheusMetrics.formatUnsafe(context)
+    body: (prometheus as typeof PrometheusMetrics).formatUnsafe(context)
   }
 }
 
 /** Effect's tracer exporting to `{otlpEndpoint}/v1/traces` (OTLP/HTTP JSON), flushed when the server closes. */
 export const tracingLayer = (config: TracingConfig) =>
-  OtlpTracer.layer({
-    url: `${config.otlpEndpoint}/v1/traces`,
-    resource: { serviceName: config.serviceName },
-    exportInterval: "2 seconds"
-  }).pipe(Layer.provide([OtlpSerialization.layerJson, FetchHttpClient.layer]))
+  lazy(async () => {
+    const [{ OtlpSerialization, OtlpTracer }, { FetchHttpClient }] = await Promise.all([
+      import("effect/observability"),
+      import("effect/http")
+    ])
+    return OtlpTracer.layer({
+      url: `${config.otlpEndpoint}/v1/traces`,
+      resource: { serviceName: config.serviceName },
+      exportInterval: "2 seconds"
+    }).pipe(Layer.provide([OtlpSerialization.layerJson, FetchHttpClient.layer]))
+  })

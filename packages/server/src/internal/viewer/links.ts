@@ -1,6 +1,14 @@
 // The links and images of a message's HTML part, each with what is wrong with its URL as a recipient's
 // mail client would meet it: nothing here fetches anything, it only reads the syntax.
-import { Parser } from "htmlparser2"
+import { createRequire } from "node:module"
+import type * as Htmlparser2 from "htmlparser2"
+
+// Loaded when a message page first asks for it, not when the server starts.
+let htmlparser2: typeof Htmlparser2 | undefined
+const parserModule = () => {
+  htmlparser2 ??= createRequire(import.meta.url)("htmlparser2") as typeof Htmlparser2
+  return htmlparser2
+}
 
 export interface Reference {
   readonly kind: "link" | "image"
@@ -80,7 +88,7 @@ export const references = (html: string): ReadonlyArray<Reference> => {
     seen.add(key)
     found.push({ kind, url, problems: check(kind, url) })
   }
-  const parser = new Parser(
+  const parser = new (parserModule().Parser)(
     {
       onopentag(name, attributes) {
         if ((name === "a" || name === "area") && attributes.href !== undefined) add("link", attributes.href)

@@ -3,7 +3,7 @@
 import { type FSWatcher, watch } from "node:fs"
 import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises"
 import * as path from "node:path"
-import { type AddressObject, type ParsedMail, simpleParser } from "mailparser"
+import type { AddressObject, ParsedMail } from "mailparser"
 import { bodyParts } from "./parts.js"
 
 export interface Summary {
@@ -83,6 +83,8 @@ export const make = (dir: string) => {
     }
     let parsed: ParsedMail
     try {
+      // Imported on first use: a server whose viewer is never opened does not load a MIME parser.
+      const { simpleParser } = await import("mailparser")
       parsed = await simpleParser(raw)
     } catch {
       // Not a message mailparser can read: left out, as a file the outbox did not write.

@@ -1,0 +1,98 @@
+// The server loads the adapters its config names and no other: on the embedded defaults no vendor
+// SDK, database or Redis client is imported, which is what keeps its start close to a bare Effect
+// program's (`pnpm bench` measures that). Every module the process resolves is recorded by a hook.
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { startServer } from "./support/serverProcess.js"
+
+const hook = `
+import { registerHooks } from "node:module"
+import { writeFileSync } from "node:fs"
+const seen = new Set()
+registerHooks({
+  resolve(specifier, context, next) {
+    const resolved = next(specifier, context)
+    seen.add(resolved.url)
+    return resolved
+  }
+})
+process.on("exit", () => writeFileSync(process.env.MAILROOM_TEST_LOADED, JSON.stringify([...seen])))
+`
+
+/** Packages by the path they resolve to: in node_modules, or in this workspace's packages/. */
+const heavy: ReadonlyArray<readonly [string, RegExp]> = [
+  ["AWS SDK", /\/@aws-sdk\//],
+  ["Google Cloud Storage", /\/@google-cloud\//],
+  ["google-auth-library", /\/google-auth-library\//],
+  ["postmark", /\/node_modules\/postmark\//],
+  ["pg", /\/node_modules\/pg\//],
+  ["redis", /\/node_modules\/(redis|@redis)\//],
+  ["@effect/sql-pg", /\/@effect\/sql-pg\//],
+  ["mailparser", /\/mailparser\//],
+  ...(["s3", "gcs", "ses", "postmark", "postgres", "redis"] as const).map(
+    (name) => [`@mailroom/${name}`, new RegExp(`/(@mailroom|packages)/${name}/`)] as const
+  )
+]
+
+describe("what the server loads at start", () => {
+  let dir: string
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "mailroom-coldstart-"))
+    await writeFile(join(dir, "hook.mjs"), hook)
+  })
+  afterAll(() => rm(dir, { recursive: true, force: true }))
+
+  const loadedBy = async (name: string, config: Record<string, unknown>) => {
+    const path = join(dir, `${name}.json`)
+    const loaded = join(dir, `${name}.loaded.json`)
+    await writeFile(
+      path,
+      JSON.stringify({
+        serviceDomain: "mailroom.test",
+        organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_test"] }],
+        storage: { kind: "local", dir: `${name}-storage`, signingSecret: "cold-start-secret" },
+        provider: { kind: "outbox", dir: `${name}-outbox` },
+        ...config
+      })
+    )
+    const server = await startServer(path, {
+      NODE_OPTIONS: `--import=${join(dir, "hook.mjs")}`,
+      MAILROOM_TEST_LOADED: loaded
+    })
+    assert.strictEqual((await fetch(`${server.url}/openapi.json`)).status, 200)
+    await server.stop()
+    const urls = JSON.parse(await readFile(loaded, "utf8")) as ReadonlyArray<string>
+    return (pattern: RegExp) => urls.some((url) => pattern.test(url))
+  }
+
+  it("on the embedded defaults: no vendor SDK, database or Redis client", async () => {
+    const loaded = await loadedBy("defaults", {})
+    assert.isTrue(loaded(/\/(@mailroom|packages)\/local\//), "the hook saw nothing: the test could not fail")
+    assert.deepStrictEqual(
+      heavy.filter(([, pattern]) => loaded(pattern)).map(([name]) => name),
+      []
+    )
+  })
+
+  it("with SES named: the SES adapter and its SDK, and still nothing else", async () => {
+    const loaded = await loadedBy("ses", {
+      provider: {
+        kind: "ses",
+        region: "us-east-1",
+        endpoint: "http://127.0.0.1:9",
+        accessKeyId: "AKIDCOLD",
+        secretAccessKey: "cold-secret"
+      }
+    })
+    assert.isTrue(loaded(/\/(@mailroom|packages)\/ses\//), "the SES adapter was not loaded")
+    assert.isTrue(loaded(/\/@aws-sdk\/client-sesv2\//), "the SES SDK was not loaded")
+    assert.deepStrictEqual(
+      heavy
+        .filter(([name, pattern]) => name !== "AWS SDK" && name !== "@mailroom/ses" && loaded(pattern))
+        .map(([name]) => name),
+      []
+    )
+  })
+})
