@@ -1,8 +1,9 @@
 // mailroom's EmailProvider on Amazon SES v2: one SendEmail call with Simple content (attachments
 // included) per message, and every SES failure translated into core's ProviderError.
-import { SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
+import { type SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
 import { EmailProvider, ProviderError } from "@mailroom/core"
-import { Config, Duration, Effect, Layer, Redacted, type Scope } from "effect"
+import { Config, Duration, Effect, Layer, type Redacted, type Scope } from "effect"
+import { buildClient, reveal } from "./internal/client.js"
 import { fromSesError, missingMessageId } from "./internal/errors.js"
 import { sendEmailInput } from "./internal/message.js"
 
@@ -137,30 +138,6 @@ export const limits: EmailProvider.Limits = {
   ]
 }
 
-const reveal = (secret: string | Redacted.Redacted<string>) =>
-  Redacted.isRedacted(secret) ? Redacted.value(secret) : secret
-
-/**
- * The client built from options makes one attempt per send. Core's Mailer already retries what is
- * safe to retry (throttling, a connection never made), and the SDK's own retries would multiply
- * those, and would also resend after a timeout or a 5xx, when SES may already have accepted the message.
- */
-const buildClient = (options: ConfigOptions): SESv2Client =>
-  new SESv2Client({
-    maxAttempts: 1,
-    ...(options.region === undefined ? {} : { region: options.region }),
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
-    ...(options.accessKeyId === undefined || options.secretAccessKey === undefined
-      ? {}
-      : {
-          credentials: {
-            accessKeyId: reveal(options.accessKeyId),
-            secretAccessKey: reveal(options.secretAccessKey),
-            ...(options.sessionToken === undefined ? {} : { sessionToken: reveal(options.sessionToken) })
-          }
-        })
-  })
-
 /** The provider; a client it builds itself is destroyed when the scope closes. */
 export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailProvider, never, Scope.Scope> =>
   Effect.gen(function* () {
@@ -174,7 +151,10 @@ export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailPr
     const client =
       options.client ??
       (yield* Effect.acquireRelease(
-        Effect.sync(() => buildClient(options)),
+        // One attempt per send: core's Mailer already retries what is safe to retry (throttling, a
+        // connection never made), and the SDK's own retries would multiply those, and would also
+        // resend after a timeout or a 5xx, when SES may already have accepted the message.
+        Effect.sync(() => buildClient(options, 1)),
         (built) => Effect.sync(() => built.destroy())
       ))
     const timeout = Duration.fromInputUnsafe(options.timeout ?? "30 seconds")

@@ -1,8 +1,9 @@
 // The account's sending quota as SES reports it (GetAccount): `maxSendRate` is the recipients per second
 // the account may send, which a SendRateLimiter paces every instance to.
-import { GetAccountCommand, SESv2Client } from "@aws-sdk/client-sesv2"
+import { GetAccountCommand } from "@aws-sdk/client-sesv2"
 import { MailroomError } from "@mailroom/core"
-import { Duration, Effect, Redacted, type Scope } from "effect"
+import { Duration, Effect, type Redacted, type Scope } from "effect"
+import { buildClient } from "./internal/client.js"
 
 export interface SendQuota {
   /** Recipients per second (SES counts each recipient of a message). */
@@ -22,25 +23,6 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
 }
 
-const reveal = (secret: string | Redacted.Redacted<string>) =>
-  Redacted.isRedacted(secret) ? Redacted.value(secret) : secret
-
-const buildClient = (options: Options): SESv2Client =>
-  new SESv2Client({
-    maxAttempts: 2,
-    ...(options.region === undefined ? {} : { region: options.region }),
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
-    ...(options.accessKeyId === undefined || options.secretAccessKey === undefined
-      ? {}
-      : {
-          credentials: {
-            accessKeyId: reveal(options.accessKeyId),
-            secretAccessKey: reveal(options.secretAccessKey),
-            ...(options.sessionToken === undefined ? {} : { sessionToken: reveal(options.sessionToken) })
-          }
-        })
-  })
-
 /**
  * A reader of the quota on one client, closed with the scope. Fails with `Unavailable` when SES cannot
  * be asked (no `ses:GetAccount` permission, no network) or answers no quota.
@@ -50,7 +32,7 @@ export const make = (
 ): Effect.Effect<Effect.Effect<SendQuota, MailroomError.Unavailable>, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
-      Effect.sync(() => buildClient(options)),
+      Effect.sync(() => buildClient(options, 2)),
       (client) => Effect.sync(() => client.destroy())
     ),
     (client) => {
