@@ -30,6 +30,18 @@ export const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } 
 export const region = "us-east-1"
 
 /** An S3 server the tests run against: s3rver here, or radosgw (support/radosgw.ts). */
+/** Whether an object is stored, asked with the SDK directly (HeadObject), not through the adapter. */
+export const existsIn =
+  (client: S3Client, bucket: string) =>
+  (key: string): Promise<boolean> =>
+    client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).then(
+      () => true,
+      (error: { readonly name?: string }) => {
+        if (error.name === "NotFound") return false
+        throw error
+      }
+    )
+
 export interface Peer {
   readonly name: string
   readonly endpoint: string
@@ -72,14 +84,7 @@ export const start = (
       bucket,
       region,
       credentials,
-      exists: (key) =>
-        client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).then(
-          () => true,
-          (error: { readonly name?: string }) => {
-            if (error.name === "NotFound") return false
-            throw error
-          }
-        )
+      exists: existsIn(client, bucket)
     }
   })
 

@@ -1,9 +1,9 @@
 // Ceph's radosgw as the tests' strict S3 peer: one cluster per test run, started by the first test
 // file that asks for it (through the run's global setup, radosgwSetup.ts) and stopped when the run ends.
-import { CreateBucketCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3"
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3"
 import { Effect, type Scope } from "effect"
 import { inject } from "vitest"
-import type { Peer } from "../s3rver.js"
+import { existsIn, type Peer } from "../s3rver.js"
 import { credentials, region } from "./radosgwCluster.js"
 
 export { credentials, region }
@@ -49,13 +49,6 @@ export const start = (bucket: string): Effect.Effect<Peer, never, Scope.Scope> =
       bucket,
       region,
       credentials,
-      exists: (key) =>
-        client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).then(
-          () => true,
-          (error: { readonly name?: string }) => {
-            if (error.name === "NotFound") return false
-            throw error
-          }
-        )
+      exists: existsIn(client, bucket)
     }
   })
