@@ -239,7 +239,12 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   let handle: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined
   // The runtime's context once built: where the metrics are, and what readiness checks run with.
   let context: Context.Context<never> | undefined
-  const routeOf = Telemetry.routeOf(Telemetry.knownRoutes(sources.map((source) => source.name)))
+  // Built with the first request's metric, not at start-up: it walks the whole OpenAPI document.
+  let routeOfPath: ((pathname: string) => string) | undefined
+  const routeOf = (pathname: string) => {
+    routeOfPath ??= Telemetry.routeOf(Telemetry.knownRoutes(sources.map((source) => source.name)))
+    return routeOfPath(pathname)
+  }
   const redis = redisConnections()
   const rateLimiting = RateLimiting.make(config, redis)
   const health = Health.make({
