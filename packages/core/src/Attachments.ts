@@ -1,9 +1,12 @@
 // Attachment operations of the API: presigned uploads, download URLs and deletion, by storage key
 // or by `att_` id, each confined to the caller's own `attachments/{orgId}/` prefix.
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { defaultMaxUploadBytes } from "./adapter.js"
 import * as AttachmentKey from "./internal/attachmentKey.js"
 import { sanitizeFilename } from "./internal/filename.js"
-import { Forbidden, NotFound, ValidationError } from "./MailroomError.js"
+import { checkOrgId, isOwnKey } from "./internal/tenancy.js"
+import type { Forbidden } from "./MailroomError.js"
+import { NotFound, ValidationError } from "./MailroomError.js"
 import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import type { Principal } from "./Organizations.js"
 import * as Wire from "./Wire.js"
@@ -21,8 +24,6 @@ export interface Config {
    */
   readonly idSecret?: string | Redacted.Redacted<string>
 }
-
-export const defaultMaxUploadBytes = 25 * 1024 * 1024
 
 export interface Attachments {
   /** The largest `content_length` a presign accepts: the API's document states it. */
@@ -50,15 +51,6 @@ export interface Attachments {
 }
 
 export const Attachments: Context.Service<Attachments, Attachments> = Context.Service("@mailroom/core/Attachments")
-
-/**
- * True when `key` is an attachment key of this organisation: `attachments/{orgId}/{timestamp}-{name}`,
- * one segment after the prefix (which also keeps any other object under the prefix out of reach by key).
- */
-export const isOwnKey = (principal: Principal, key: string): boolean => AttachmentKey.isOwnKey(principal.orgId, key)
-
-/** The file name part of an attachment key. */
-export const filenameOf = AttachmentKey.filenameOf
 
 const notFound = (what: string) => new NotFound({ message: `attachment not found: ${what}` })
 
@@ -106,7 +98,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const downloadUrl = (key: string, asked = key) =>
     Effect.gen(function* () {
       yield* store.head(key).pipe(Effect.catchTag("ObjectNotFound", () => Effect.fail(notFound(asked))))
-      const url = yield* store.presignGet({ key, expiresIn, filename: filenameOf(key) })
+      const url = yield* store.presignGet({ key, expiresIn, filename: AttachmentKey.filenameOf(key) })
       return { download_url: url, expires_in: expiresIn }
     })
 
@@ -118,9 +110,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     presign: (principal, request) =>
       Effect.gen(function* () {
         const input = yield* decodePresign(request)
-        if (input.org_id !== undefined && input.org_id !== principal.orgId) {
-          return yield* new Forbidden({ message: "org_id is not the organization of this credential" })
-        }
+        yield* checkOrgId(principal, input.org_id)
         if (input.content_length !== undefined && input.content_length > maxUploadBytes) {
           return yield* new ValidationError({
             errors: [`content_length: must be at most ${maxUploadBytes} bytes`]

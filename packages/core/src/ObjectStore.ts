@@ -1,7 +1,27 @@
 // The storage interface mailroom keeps attachments in: presigned URLs for direct uploads and
 // downloads, plus head/get/read/delete. Adapters (S3, GCS, local disk) implement it; this module also holds the memory store.
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { Context, Data, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
+import { contentDisposition } from "./internal/headers.js"
+import {
+  type ObjectInfo,
+  ObjectNotFound,
+  type ObjectStoreError,
+  type ObjectTooLarge
+} from "./internal/objectStoreError.js"
+import { admit } from "./internal/read.js"
+
+export {
+  AccessDenied,
+  isObjectStoreError,
+  type ObjectInfo,
+  ObjectNotFound,
+  ObjectStoreError,
+  ObjectTooLarge,
+  type Reason,
+  Unavailable,
+  Unknown
+} from "./internal/objectStoreError.js"
 
 export interface PresignPutOptions {
   readonly key: string
@@ -21,11 +41,6 @@ export interface PresignGetOptions {
   readonly filename?: string
 }
 
-export interface ObjectInfo {
-  readonly size: number
-  readonly contentType: string
-}
-
 /** An object with the facts about it that arrive before its bytes (a GET's headers). */
 export interface StoredObject {
   readonly info: ObjectInfo
@@ -42,35 +57,6 @@ export interface ReadOptions<E = never> {
   readonly beforeContent?: (info: ObjectInfo) => Effect.Effect<void, E>
 }
 
-/** Nothing is stored under the key. */
-export class ObjectNotFound extends Data.TaggedError("ObjectNotFound")<{
-  readonly key: string
-  /** The vendor's own answer, when there was one. */
-  readonly cause?: unknown
-}> {
-  override get message(): string {
-    return `no object is stored under ${this.key}`
-  }
-}
-
-/** `read` was given a `maxBytes` the object is over; its bytes were not read. */
-export class ObjectTooLarge extends Data.TaggedError("ObjectTooLarge")<{
-  readonly key: string
-  readonly info: ObjectInfo
-  readonly maxBytes: number
-}> {
-  override get message(): string {
-    return `the object under ${this.key} is ${this.info.size} bytes, over the limit of ${this.maxBytes}`
-  }
-}
-
-/** The store refused or failed: `AccessDenied` (credentials, policy), `Unavailable` (unreachable, 5xx), `Unknown`. */
-export class ObjectStoreError extends Data.TaggedError("ObjectStoreError")<{
-  readonly reason: "AccessDenied" | "Unavailable" | "Unknown"
-  readonly message: string
-  readonly cause?: unknown
-}> {}
-
 export interface ObjectStore {
   readonly presignPut: (options: PresignPutOptions) => Effect.Effect<string, ObjectStoreError>
   readonly presignGet: (options: PresignGetOptions) => Effect.Effect<string, ObjectStoreError>
@@ -86,50 +72,9 @@ export interface ObjectStore {
   ) => Effect.Effect<StoredObject, ObjectNotFound | ObjectTooLarge | ObjectStoreError | E>
   readonly put: (key: string, content: Uint8Array, contentType: string) => Effect.Effect<void, ObjectStoreError>
   readonly delete: (key: string) => Effect.Effect<void, ObjectNotFound | ObjectStoreError>
-  /**
-   * For stores whose presigned URLs point back at the service itself (the local disk store): the
-   * requests under `pathPrefix` that the HTTP handler passes to `handle`. Stores in the cloud leave it out.
-   */
-  readonly routes?: StoreRoutes
-}
-
-export interface StoreRoutes {
-  /** Path below the service's origin, such as `/_mailroom/storage/`. */
-  readonly pathPrefix: string
-  /**
-   * The methods `handle` answers. Others get a 405 naming these in `Allow`, without reaching the
-   * store: some (TRACE, CONNECT) cannot even be made into a Web Request.
-   */
-  readonly methods: ReadonlyArray<string>
-  readonly handle: (request: Request) => Promise<Response>
 }
 
 export const ObjectStore: Context.Service<ObjectStore, ObjectStore> = Context.Service("@mailroom/core/ObjectStore")
-
-/**
- * A `Content-Disposition: attachment` value for a file name (RFC 6266): an ASCII fallback in
- * `filename` and the exact name, UTF-8 percent-encoded, in `filename*`.
- */
-export const contentDisposition = (filename: string): string => {
-  const fallback = filename.normalize("NFKD").replace(/[^\x20-\x7e]|["\\%]/g, "_")
-  const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`
-}
-
-/**
- * What a store's `read` runs between learning an object's size and type and reading its bytes:
- * the `maxBytes` check, then `beforeContent`. Stores call it so every one refuses alike.
- */
-export const admit = <E>(
-  key: string,
-  info: ObjectInfo,
-  options: ReadOptions<E> | undefined
-): Effect.Effect<void, ObjectTooLarge | E> => {
-  if (options?.maxBytes !== undefined && info.size > options.maxBytes) {
-    return Effect.fail(new ObjectTooLarge({ key, info, maxBytes: options.maxBytes }))
-  }
-  return options?.beforeContent === undefined ? Effect.void : options.beforeContent(info)
-}
 
 // --- memory -------------------------------------------------------------------------------------
 
@@ -145,17 +90,24 @@ const memoryOrigin = "http://memory.mailroom.invalid"
 const refuse = (status: number, message: string) =>
   new Response(JSON.stringify({ message }), { status, headers: { "content-type": "application/json" } })
 
+export interface MemoryOptions {
+  /** What URLs expire by, both when signed and when used. Default: the system clock. `layerMemory` uses the effect's `Clock`. */
+  readonly clock?: Clock.Clock
+}
+
 /**
  * An ObjectStore in memory that behaves like a private bucket: it keeps real bytes, and its URLs
  * are HMAC-signed over method, key, content type, length and expiry, so an upload with another
  * `Content-Type`, another length, a tampered signature or an expired URL is refused.
  */
-export const makeMemory = (): MemoryObjectStore => {
+export const makeMemory = (options: MemoryOptions = {}): MemoryObjectStore => {
+  const clock = options.clock
+  const now = clock === undefined ? () => Date.now() : () => clock.currentTimeMillisUnsafe()
   const objects = new Map<string, { readonly content: Uint8Array; readonly contentType: string }>()
   const secret = crypto.getRandomValues(new Uint8Array(32))
   const sign = (fields: ReadonlyArray<string>) => createHmac("sha256", secret).update(fields.join("\n")).digest("hex")
   const presign = (method: "PUT" | "GET", key: string, expiresIn: number, bound: Record<string, string>) => {
-    const expires = String(Math.floor(Date.now() / 1000) + expiresIn)
+    const expires = String(Math.floor(now() / 1000) + expiresIn)
     const url = new URL(`${memoryOrigin}/${encodeURIComponent(key)}`)
     for (const [name, value] of Object.entries(bound)) url.searchParams.set(name, value)
     url.searchParams.set("expires", expires)
@@ -178,7 +130,7 @@ export const makeMemory = (): MemoryObjectStore => {
     const given = Buffer.from(signature)
     if (given.length !== expected.length || !timingSafeEqual(given, expected))
       return refuse(403, "signature does not match")
-    if (Number(expires) * 1000 < Date.now()) return refuse(403, "URL has expired")
+    if (Number(expires) * 1000 < now()) return refuse(403, "URL has expired")
     if (request.method === "GET") {
       const object = objects.get(key)
       if (object === undefined) return refuse(404, "no such key")
@@ -239,4 +191,8 @@ export const makeMemory = (): MemoryObjectStore => {
   }
 }
 
-export const layerMemory: Layer.Layer<ObjectStore> = Layer.sync(ObjectStore, makeMemory)
+/** The memory store, its URLs signed and checked by the `Clock` the layer is built with (a `TestClock` in tests). */
+export const layerMemory: Layer.Layer<ObjectStore> = Layer.effect(
+  ObjectStore,
+  Clock.clockWith((clock) => Effect.succeed(makeMemory({ clock })))
+)

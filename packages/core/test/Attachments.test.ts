@@ -324,7 +324,12 @@ describe("Attachments download and delete", () => {
       ...world.store,
       delete: (key) =>
         failing && !key.includes("/.ids/")
-          ? Effect.fail(new ObjectStore.ObjectStoreError({ reason: "Unavailable", message: "unreachable" }))
+          ? Effect.fail(
+              new ObjectStore.ObjectStoreError({
+                store: "memory",
+                reason: new ObjectStore.Unavailable({ message: "unreachable" })
+              })
+            )
           : world.store.delete(key)
     }
     return Effect.gen(function* () {

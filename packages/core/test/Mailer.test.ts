@@ -37,7 +37,7 @@ const scripted = (outcomes: ReadonlyArray<ProviderError.Reason | "ok">) => {
   let calls = 0
   const provider: EmailProvider.EmailProvider & { readonly calls: () => number } = {
     name: "scripted",
-    limits: EmailProvider.defaultMemoryLimits,
+    limits: EmailProvider.memoryLimits,
     calls: () => calls,
     send: () =>
       Effect.suspend(() => {
@@ -209,7 +209,7 @@ describe("Mailer.send", () => {
 
     it.effect("a message over the provider's size, counted after base64, is a 400", () => {
       const world = makeWorld({
-        provider: EmailProvider.makeMemory({ limits: { ...EmailProvider.defaultMemoryLimits, maxMessageBytes: 100 } })
+        provider: EmailProvider.makeMemory({ limits: { ...EmailProvider.memoryLimits, maxMessageBytes: 100 } })
       })
       return Effect.gen(function* () {
         // 60 bytes -> 80 after base64; with the 13 + 20 body bytes that is 113 > 100.
@@ -365,7 +365,7 @@ describe("Mailer.send", () => {
         let calls = 0
         const provider: EmailProvider.EmailProvider = {
           name: "slow",
-          limits: EmailProvider.defaultMemoryLimits,
+          limits: EmailProvider.memoryLimits,
           send: () =>
             Effect.as(
               Effect.andThen(
@@ -474,7 +474,7 @@ describe("Mailer.send", () => {
       let started = 0
       const provider: EmailProvider.EmailProvider = {
         name: "gated",
-        limits: EmailProvider.defaultMemoryLimits,
+        limits: EmailProvider.memoryLimits,
         send: (email) =>
           Effect.map(
             Effect.andThen(

@@ -25,7 +25,7 @@ const recording = (script: (call: number) => ProviderError.Reason | "ok" = () =>
   const calls: Array<{ readonly at: number; readonly recipients: number }> = []
   const provider: EmailProvider.EmailProvider = {
     name: "recording",
-    limits: EmailProvider.defaultMemoryLimits,
+    limits: EmailProvider.memoryLimits,
     send: (email) =>
       Effect.gen(function* () {
         calls.push({ at: yield* Clock.currentTimeMillis, recipients: email.to.length })

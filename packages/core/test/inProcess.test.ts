@@ -17,7 +17,7 @@ const message = { from: "hello@app.example", to: ["alice@example.com"], subject:
 
 describe("Organizations.single", () => {
   const provider = EmailProvider.makeMemory({
-    limits: { ...EmailProvider.defaultMemoryLimits, forbiddenExtensions: ["exe"], maxMessageBytes: 4096 }
+    limits: { ...EmailProvider.memoryLimits, forbiddenExtensions: ["exe"], maxMessageBytes: 4096 }
   })
   const store = ObjectStore.makeMemory()
   const mailroom = Mailroom.make({

@@ -2,6 +2,7 @@
 // cannot be sent. Counted by a store that wraps the memory store and records every call.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import * as Adapter from "../src/adapter.js"
 import { EmailProvider, IdempotencyStore, Mailer, ObjectStore, Organizations } from "../src/index.js"
 import { acme, organizations } from "./fixtures.js"
 
@@ -25,7 +26,7 @@ const counted = () => {
       Effect.gen(function* () {
         calls.read++
         const info = yield* memory.head(key)
-        yield* ObjectStore.admit(key, info, options)
+        yield* Adapter.admit(key, info, options)
         calls.bodies++
         return { info, content: yield* memory.get(key) }
       })
@@ -33,7 +34,7 @@ const counted = () => {
   return { memory, store, calls }
 }
 
-const world = (limits: EmailProvider.Limits = EmailProvider.defaultMemoryLimits) => {
+const world = (limits: EmailProvider.Limits = EmailProvider.memoryLimits) => {
   const { memory, store, calls } = counted()
   const provider = EmailProvider.makeMemory({ limits })
   const layer = Mailer.layer().pipe(
@@ -79,7 +80,7 @@ describe("a send reads each stored attachment once", () => {
   })
 
   it.effect("a file over the message limit is refused with the size message, its bytes never read", () => {
-    const w = world({ ...EmailProvider.defaultMemoryLimits, maxMessageBytes: 1000 })
+    const w = world({ ...EmailProvider.memoryLimits, maxMessageBytes: 1000 })
     return Effect.gen(function* () {
       yield* w.memory.put(key("big.pdf"), new Uint8Array(900), "application/pdf")
       const error = yield* Effect.flip((yield* Mailer.Mailer).send(acme, request([key("big.pdf")])))
@@ -94,7 +95,7 @@ describe("a send reads each stored attachment once", () => {
   })
 
   it.effect("files that fit one by one but not together: the total is reported, as before", () => {
-    const w = world({ ...EmailProvider.defaultMemoryLimits, maxMessageBytes: 1000 })
+    const w = world({ ...EmailProvider.memoryLimits, maxMessageBytes: 1000 })
     return Effect.gen(function* () {
       for (const name of ["a.pdf", "b.pdf"]) yield* w.memory.put(key(name), new Uint8Array(600), "application/pdf")
       const error = yield* Effect.flip((yield* Mailer.Mailer).send(acme, request([key("a.pdf"), key("b.pdf")])))
@@ -106,7 +107,7 @@ describe("a send reads each stored attachment once", () => {
   })
 
   it.effect("a missing file is named with the message of old; the present one's size still counts", () => {
-    const w = world({ ...EmailProvider.defaultMemoryLimits, maxMessageBytes: 1000 })
+    const w = world({ ...EmailProvider.memoryLimits, maxMessageBytes: 1000 })
     return Effect.gen(function* () {
       yield* w.memory.put(key("big.pdf"), new Uint8Array(900), "application/pdf")
       const error = yield* Effect.flip((yield* Mailer.Mailer).send(acme, request([key("gone.pdf"), key("big.pdf")])))

@@ -5,6 +5,7 @@ import { createPrivateKey, type KeyObject } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { type GetSignedUrlConfig, Storage } from "@google-cloud/storage"
 import { ObjectStore } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Effect, Layer, Redacted } from "effect"
 import { GoogleAuth, JWT } from "google-auth-library"
 import { toObjectError, toStoreError } from "./internal/errors.js"
@@ -157,7 +158,7 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
         expiresIn,
         ...(filename === undefined
           ? {}
-          : { queryParams: { "response-content-disposition": ObjectStore.contentDisposition(filename) } })
+          : { queryParams: { "response-content-disposition": Adapter.contentDisposition(filename) } })
       }),
 
     head: (key) =>

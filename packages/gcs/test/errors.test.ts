@@ -68,7 +68,8 @@ describe("vendor errors become core's", () => {
         for (const [name, operation] of operations(storeAt(endpoint))) {
           const error = yield* Effect.flip(operation as Effect.Effect<unknown, ObjectStore.ObjectStoreError>)
           assert.strictEqual(error._tag, "ObjectStoreError", name)
-          assert.strictEqual(error.reason, reason, name)
+          assert.strictEqual(error.reason._tag, reason, name)
+          assert.strictEqual(error.isRetryable, reason === "Unavailable", name)
           assert.strictEqual((error.cause as { code?: unknown }).code, status, name)
           assert.include(error.message, documented[status]?.message ?? "", name)
         }
@@ -105,7 +106,7 @@ describe("vendor errors become core's", () => {
       yield* Effect.promise(() => new Promise<void>((resolve) => closed.close(() => resolve())))
       for (const [name, operation] of operations(storeAt(`http://127.0.0.1:${port}`))) {
         const error = yield* Effect.flip(operation as Effect.Effect<unknown, ObjectStore.ObjectStoreError>)
-        assert.strictEqual(error.reason, "Unavailable", name)
+        assert.strictEqual(error.reason._tag, "Unavailable", name)
         assert.strictEqual((error.cause as { code?: unknown }).code, "ECONNREFUSED", name)
       }
     })

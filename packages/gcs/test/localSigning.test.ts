@@ -4,7 +4,7 @@
 import { createPrivateKey, sign } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { Storage } from "@google-cloud/storage"
-import { ObjectStore } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Effect, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { GoogleAuth, JWT } from "google-auth-library"
@@ -106,7 +106,7 @@ describe("URLs signed in process", () => {
                 sdkUrl(
                   apiEndpoint,
                   key,
-                  { action: "read", responseDisposition: ObjectStore.contentDisposition("Relevé août (final).pdf") },
+                  { action: "read", responseDisposition: Adapter.contentDisposition("Relevé août (final).pdf") },
                   expiresIn
                 )
               )

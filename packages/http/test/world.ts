@@ -5,14 +5,14 @@ import type { AddressInfo } from "node:net"
 import { createAdaptorServer } from "@hono/node-server"
 import { EmailProvider, Mailroom, MailroomError, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
 import { Effect, Layer } from "effect"
-import { MailroomHandler } from "../src/index.js"
+import { MailroomHandler, StoreRoutes } from "../src/index.js"
 
 export const keys = { acme: "mr_test_acme", globex: "mr_test_globex", acmeToken: "tok_acme", globexToken: "tok_globex" }
 
 export const makeWorld = () => {
   const memory = ObjectStore.makeMemory()
   const provider = EmailProvider.makeMemory({
-    limits: { ...EmailProvider.defaultMemoryLimits, forbiddenExtensions: ["exe"] }
+    limits: { ...EmailProvider.memoryLimits, forbiddenExtensions: ["exe"] }
   })
   const control = {
     /** The provider's next answers, consumed in order, before it falls back to accepting. */
@@ -25,8 +25,8 @@ export const makeWorld = () => {
   }
   const broken = Effect.fail(
     new ObjectStore.ObjectStoreError({
-      reason: "Unavailable",
-      message: "bucket s3://secret-internal-bucket unreachable"
+      store: "s3",
+      reason: new ObjectStore.Unavailable({ message: "bucket s3://secret-internal-bucket unreachable" })
     })
   )
   const store: ObjectStore.ObjectStore = {
@@ -34,30 +34,30 @@ export const makeWorld = () => {
     head: (key) => (control.storeBroken ? broken : memory.head(key)),
     read: (key, options) => (control.storeBroken ? broken : memory.read(key, options)),
     presignPut: (options) => (control.storeBroken ? broken : memory.presignPut(options)),
-    delete: (key) => (control.storeBroken ? broken : memory.delete(key)),
-    // Like the disk store: the URLs it hands out could be served by this handler under a prefix.
-    routes: {
-      pathPrefix: "/_store/",
-      methods: ["GET", "PUT"],
-      handle: async (request) => {
-        if (request.url.endsWith("/_store/endless")) {
-          // A download that never ends, to see it released when the client goes away.
-          return new Response(
-            new ReadableStream<Uint8Array>({
-              pull: (controller) => controller.enqueue(new Uint8Array(64 * 1024)),
-              cancel: () => {
-                control.endlessCancelled = true
-              }
-            }),
-            { headers: { "content-type": "application/octet-stream" } }
-          )
-        }
-        const url = new URL(request.url)
-        const target = `http://memory.mailroom.invalid/${url.pathname.slice(url.pathname.indexOf("/_store/") + 8)}${url.search}`
-        const init: RequestInit = { method: request.method, headers: request.headers }
-        if (request.method === "PUT") init.body = await request.arrayBuffer()
-        return memory.fetch(target, init)
+    delete: (key) => (control.storeBroken ? broken : memory.delete(key))
+  }
+  // Like the disk store: the URLs it hands out could be served by this handler under a prefix.
+  const routes: StoreRoutes.StoreRoutes = {
+    pathPrefix: "/_store/",
+    methods: ["GET", "PUT"],
+    handle: async (request) => {
+      if (request.url.endsWith("/_store/endless")) {
+        // A download that never ends, to see it released when the client goes away.
+        return new Response(
+          new ReadableStream<Uint8Array>({
+            pull: (controller) => controller.enqueue(new Uint8Array(64 * 1024)),
+            cancel: () => {
+              control.endlessCancelled = true
+            }
+          }),
+          { headers: { "content-type": "application/octet-stream" } }
+        )
       }
+      const url = new URL(request.url)
+      const target = `http://memory.mailroom.invalid/${url.pathname.slice(url.pathname.indexOf("/_store/") + 8)}${url.search}`
+      const init: RequestInit = { method: request.method, headers: request.headers }
+      if (request.method === "PUT") init.body = await request.arrayBuffer()
+      return memory.fetch(target, init)
     }
   }
   const scripted: EmailProvider.EmailProvider = {
@@ -96,7 +96,10 @@ export const makeWorld = () => {
   }
   const layer = Mailroom.layer({
     provider: Layer.succeed(EmailProvider.EmailProvider, scripted),
-    store: Layer.succeed(ObjectStore.ObjectStore, store),
+    store: Layer.mergeAll(
+      Layer.succeed(ObjectStore.ObjectStore, store),
+      Layer.succeed(StoreRoutes.StoreRoutes, routes)
+    ),
     organizations: Layer.succeed(Organizations.Organizations, organizations),
     mailer: { retry: { maxAttempts: 1 } }
   })

@@ -3,8 +3,10 @@
 import { unlink } from "node:fs/promises"
 import * as path from "node:path"
 import { Readable } from "node:stream"
-import { Attachments, ObjectStore } from "@mailroom/core"
-import { Config, Effect, Layer, Redacted } from "effect"
+import { ObjectStore } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
+import * as StoreRoutes from "@mailroom/http/StoreRoutes"
+import { Config, Context, Effect, Layer, Redacted } from "effect"
 import * as Errors from "./internal/errors.js"
 import * as Keys from "./internal/keys.js"
 import * as Signing from "./internal/signing.js"
@@ -28,7 +30,7 @@ export interface Options {
 
 /** Core's ObjectStore, with the routes that serve its signed URLs. */
 export interface DiskObjectStore extends ObjectStore.ObjectStore {
-  readonly routes: ObjectStore.StoreRoutes
+  readonly routes: StoreRoutes.StoreRoutes
 }
 
 export const defaultMaxUploadBytes = 25 * 1024 * 1024
@@ -190,7 +192,7 @@ export const make = (options: Options): DiskObjectStore => {
         (object) => {
           const info = { size: object.size, contentType: object.contentType }
           return Effect.andThen(
-            ObjectStore.admit(key, info, options),
+            Adapter.admit(key, info, options),
             Effect.tryPromise({
               try: async () => ({ info, content: await Storage.readContent(object) }),
               catch: (error) => Errors.lookupError("get", key, error)
@@ -299,7 +301,7 @@ export const make = (options: Options): DiskObjectStore => {
       headers: {
         "content-type": object.contentType,
         "content-length": String(object.size),
-        "content-disposition": ObjectStore.contentDisposition(grant.filename ?? Attachments.filenameOf(grant.key)),
+        "content-disposition": Adapter.contentDisposition(grant.filename ?? Adapter.filenameOf(grant.key)),
         // The bytes are whatever a client uploaded: never let a browser render them as a page of this origin.
         "x-content-type-options": "nosniff",
         "content-security-policy": "default-src 'none'; sandbox",
@@ -387,13 +389,18 @@ export const make = (options: Options): DiskObjectStore => {
   }
 }
 
-/** Provides core's `ObjectStore` (the server's `"storage": { "kind": "local", ... }`). */
-export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore> =>
-  Layer.sync(ObjectStore.ObjectStore, () => make(options))
+const services = (store: DiskObjectStore) =>
+  Context.make(ObjectStore.ObjectStore, store).pipe(Context.add(StoreRoutes.StoreRoutes, store.routes))
+
+/** Provides core's `ObjectStore`, and the `StoreRoutes` through which @mailroom/http serves its URLs. */
+export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore | StoreRoutes.StoreRoutes> =>
+  Layer.syncContext(() => services(make(options)))
 
 /**
  * As `layer`, with the options read from `Config`, e.g.
  * `layerConfig({ dir: Config.String("STORAGE_DIR"), publicUrl: Config.String("PUBLIC_URL"), signingSecret: Config.Redacted("STORAGE_SECRET") })`.
  */
-export const layerConfig = (options: Config.Wrap<Options>): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
-  Layer.effect(ObjectStore.ObjectStore, Effect.map(Config.unwrap(options), make))
+export const layerConfig = (
+  options: Config.Wrap<Options>
+): Layer.Layer<ObjectStore.ObjectStore | StoreRoutes.StoreRoutes, Config.ConfigError> =>
+  Layer.effectContext(Effect.map(Config.unwrap(options), (read) => services(make(read))))

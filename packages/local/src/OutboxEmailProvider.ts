@@ -4,6 +4,7 @@
 import { mkdir, rm } from "node:fs/promises"
 import * as path from "node:path"
 import { EmailProvider, MailEvent, MailEvents, ProviderError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Config, Effect, Layer, Option } from "effect"
 import type MailComposerClass from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
@@ -118,18 +119,18 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
           from:
             email.from.name === undefined
               ? email.from.address
-              : { name: EmailProvider.headerText(email.from.name), address: email.from.address },
+              : { name: Adapter.headerText(email.from.name), address: email.from.address },
           to: [...email.to],
           cc: [...email.cc],
           bcc: [...email.bcc],
           replyTo: [...email.replyTo],
-          subject: EmailProvider.headerText(email.subject),
+          subject: Adapter.headerText(email.subject),
           messageId: messageIdHeader(messageId),
           date: new Date(),
           ...(email.text === undefined ? {} : { text: email.text }),
           ...(email.html === undefined ? {} : { html: email.html }),
           attachments: email.attachments.map((a) => ({
-            filename: EmailProvider.headerText(a.filename),
+            filename: Adapter.headerText(a.filename),
             contentType: a.contentType,
             content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength)
           })),
@@ -234,7 +235,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
           new ProviderError.InvalidRequest({ message: `a message may have at most ${limits.maxRecipients} recipients` })
         )
       }
-      const refused = email.attachments.filter((a) => forbidden.has(EmailProvider.attachmentExtension(a.filename)))
+      const refused = email.attachments.filter((a) => forbidden.has(Adapter.attachmentExtension(a.filename)))
       if (refused.length > 0) {
         return yield* fail(
           new ProviderError.InvalidRequest({
@@ -253,7 +254,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
       }
       yield* write(messageId, raw, sidecar)
       if (options.events !== undefined) {
-        yield* EmailProvider.publishAccepted(
+        yield* Adapter.publishAccepted(
           options.events,
           MailEvent.accepted({ provider: "outbox", messageId, email, at: new Date(), isRejected: isSuppressed })
         )

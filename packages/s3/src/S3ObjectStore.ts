@@ -8,6 +8,7 @@ import {
   S3Client
 } from "@aws-sdk/client-s3"
 import { ObjectStore } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Effect, Layer, Redacted, type Scope } from "effect"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { type Credentials, makePresigner, resolveTarget } from "./internal/presigner.js"
@@ -160,7 +161,7 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, n
             try: () =>
               presigner.get(
                 key,
-                filename === undefined ? undefined : ObjectStore.contentDisposition(filename),
+                filename === undefined ? undefined : Adapter.contentDisposition(filename),
                 expiresIn,
                 now
               ),
@@ -189,7 +190,7 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, n
               contentType: output.ContentType ?? "application/octet-stream"
             }
             return Effect.andThen(
-              ObjectStore.admit(key, info, options),
+              Adapter.admit(key, info, options),
               Effect.tryPromise({
                 try: async () => ({
                   info,

@@ -1,7 +1,7 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { assert, describe, it } from "@effect/vitest"
-import { ObjectStore } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Effect, Redacted } from "effect"
 import { S3ObjectStore } from "../src/index.js"
 import { refusal } from "./sigv4.js"
@@ -180,7 +180,7 @@ describe("S3ObjectStore presigned URLs per endpoint setting", () => {
       const url = yield* store.presignGet({ key, expiresIn: 3600, filename: "Relevé août.pdf" })
       assert.strictEqual(
         new URL(url).searchParams.get("response-content-disposition"),
-        ObjectStore.contentDisposition("Relevé août.pdf")
+        Adapter.contentDisposition("Relevé août.pdf")
       )
       const secretAccessKey = credentials.secretAccessKey
       assert.isUndefined(refusal({ url, method: "GET", secretAccessKey }))
@@ -199,7 +199,7 @@ describe("S3ObjectStore presigned URLs per endpoint setting", () => {
           new GetObjectCommand({
             Bucket: "mailroom-attachments",
             Key: key,
-            ResponseContentDisposition: ObjectStore.contentDisposition("Relevé août.pdf")
+            ResponseContentDisposition: Adapter.contentDisposition("Relevé août.pdf")
           })
         )
       )

@@ -1,12 +1,13 @@
 // The attachments of a send: the checks that need no store, the lookups that report every problem at
 // once, and the load of a valid message with one store round trip per file, within a memory budget.
 import { Clock, Data, Duration, Effect, Scope, Semaphore } from "effect"
-import { isOwnKey } from "../Attachments.js"
-import { attachmentExtension, type Limits, type OutboundAttachment } from "../EmailProvider.js"
+import type { Limits, OutboundAttachment } from "../EmailProvider.js"
 import { Unavailable, ValidationError } from "../MailroomError.js"
 import type { ObjectInfo, ObjectStore, ObjectStoreError } from "../ObjectStore.js"
 import type { Principal } from "../Organizations.js"
 import type { InProcessSendRequest } from "../Wire.js"
+import { attachmentExtension } from "./headers.js"
+import { isOwnKey } from "./tenancy.js"
 
 type Request = InProcessSendRequest
 

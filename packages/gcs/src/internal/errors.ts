@@ -62,10 +62,18 @@ export const toStoreError = (operation: string, error: unknown): ObjectStore.Obj
   const message = `GCS ${operation}: ${messageOf(error)}`
   // The signer throws SigningError when the credentials cannot sign (no private key, no signBlob permission).
   if (status === 401 || status === 403 || fieldOf(error, "name") === "SigningError")
-    return new ObjectStore.ObjectStoreError({ reason: "AccessDenied", message, cause: error })
+    return new ObjectStore.ObjectStoreError({
+      store: "gcs",
+      reason: new ObjectStore.AccessDenied({ message }),
+      cause: error
+    })
   if (status === 408 || status === 429 || (status !== undefined && status >= 500) || isNetworkError(error))
-    return new ObjectStore.ObjectStoreError({ reason: "Unavailable", message, cause: error })
-  return new ObjectStore.ObjectStoreError({ reason: "Unknown", message, cause: error })
+    return new ObjectStore.ObjectStoreError({
+      store: "gcs",
+      reason: new ObjectStore.Unavailable({ message }),
+      cause: error
+    })
+  return new ObjectStore.ObjectStoreError({ store: "gcs", reason: new ObjectStore.Unknown({ message }), cause: error })
 }
 
 /** A failure of head, get or delete on `key`: GCS answers 404 when nothing is stored under it. */

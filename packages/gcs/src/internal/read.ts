@@ -2,7 +2,8 @@
 // response headers, and the body is read only once core has admitted them.
 import type { Readable } from "node:stream"
 import type { File } from "@google-cloud/storage"
-import { ObjectStore } from "@mailroom/core"
+import type { ObjectStore } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Effect } from "effect"
 import { toObjectError } from "./errors.js"
 
@@ -65,7 +66,7 @@ export const read = <E>(
     Effect.tryPromise({ try: () => open(file), catch: (error) => toObjectError("get", key, error) }),
     ({ stream, info }) =>
       Effect.andThen(
-        ObjectStore.admit(key, info, options),
+        Adapter.admit(key, info, options),
         Effect.tryPromise({
           try: async () => ({ info, content: await collect(stream) }),
           catch: (error) => toObjectError("get", key, error)

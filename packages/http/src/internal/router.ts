@@ -2,18 +2,10 @@
 // handlers answer byte for byte alike.
 
 import { isUtf8 } from "node:buffer"
-import {
-  Attachments,
-  type EventSource,
-  MailEvents,
-  Mailer,
-  MailroomError,
-  ObjectStore,
-  Organizations,
-  Wire
-} from "@mailroom/core"
-import { Cause, Effect, Exit } from "effect"
+import { Attachments, type EventSource, MailEvents, Mailer, MailroomError, Organizations, Wire } from "@mailroom/core"
+import { Cause, Effect, Exit, Option } from "effect"
 import * as OpenApi from "../OpenApi.js"
+import * as StoreRoutes from "../StoreRoutes.js"
 import { maxDepth, nestsDeeperThan } from "./json.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
 
@@ -53,12 +45,7 @@ export interface Options {
   readonly eventSources?: ReadonlyArray<EventSource.EventSource>
 }
 
-export type Services =
-  | Mailer.Mailer
-  | Attachments.Attachments
-  | Organizations.Organizations
-  | ObjectStore.ObjectStore
-  | MailEvents.MailEvents
+export type Services = Mailer.Mailer | Attachments.Attachments | Organizations.Organizations | MailEvents.MailEvents
 
 type Credential = "apiKey" | "bearer"
 
@@ -228,7 +215,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   const logError = options.logError ?? ((message: string) => console.error(message))
   const table = routes(basePath, v1BasePath, options.eventSources ?? [], options.publicUrl)
   // Stores whose URLs point back here (the local disk store) contribute routes; looked up once.
-  let storeRoutes: Promise<ObjectStore.StoreRoutes | undefined> | undefined
+  let storeRoutes: Promise<StoreRoutes.StoreRoutes | undefined> | undefined
 
   const credential = (request: Incoming, kind: Credential): Organizations.Credential | undefined => {
     if (kind === "apiKey") {
@@ -326,8 +313,8 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     try {
       const candidates = table.get(request.pathname)
       if (candidates === undefined) {
-        storeRoutes ??= runPromiseExit(Effect.map(ObjectStore.ObjectStore, (store) => store.routes)).then((exit) =>
-          Exit.isSuccess(exit) ? exit.value : undefined
+        storeRoutes ??= runPromiseExit(Effect.serviceOption(StoreRoutes.StoreRoutes)).then((exit) =>
+          Exit.isSuccess(exit) ? Option.getOrUndefined(exit.value) : undefined
         )
         const contributed = await storeRoutes
         if (contributed !== undefined && request.pathname.startsWith(`${basePath}${contributed.pathPrefix}`)) {

@@ -13,15 +13,23 @@ export const codeOf = (error: unknown): string | undefined => {
 // or a directory where the object's file is expected.
 const missingCodes = new Set(["ENOENT", "ENOTDIR", "EISDIR"])
 const deniedCodes = new Set(["EACCES", "EPERM", "EROFS"])
+// A full disk, too many open files, a busy or failing device: worth trying again later.
+const unavailableCodes = new Set(["ENOSPC", "EMFILE", "ENFILE", "EBUSY", "EAGAIN", "EIO", "EDQUOT"])
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** A file system failure while writing or reading. */
 export const storeError = (operation: string, key: string, error: unknown): ObjectStore.ObjectStoreError => {
   const code = codeOf(error)
+  const message = `${operation} ${quote(key)} failed: ${describe(error)}`
   return new ObjectStore.ObjectStoreError({
-    reason: code !== undefined && deniedCodes.has(code) ? "AccessDenied" : "Unknown",
-    message: `${operation} ${quote(key)} failed: ${describe(error)}`,
+    store: "disk",
+    reason:
+      code !== undefined && deniedCodes.has(code)
+        ? new ObjectStore.AccessDenied({ message })
+        : code !== undefined && unavailableCodes.has(code)
+          ? new ObjectStore.Unavailable({ message })
+          : new ObjectStore.Unknown({ message }),
     cause: error
   })
 }
@@ -45,7 +53,10 @@ export const isMissing = (error: unknown): boolean => {
 
 /** A request the store cannot serve, such as a key that would leave the store's directory. */
 export const invalid = (operation: string, message: string): ObjectStore.ObjectStoreError =>
-  new ObjectStore.ObjectStoreError({ reason: "Unknown", message: `${operation}: ${message}` })
+  new ObjectStore.ObjectStoreError({
+    store: "disk",
+    reason: new ObjectStore.Unknown({ message: `${operation}: ${message}` })
+  })
 
 /** The outbox could not render or write the message: nothing was sent. */
 export const outboxError = (error: unknown): ProviderError.ProviderError =>

@@ -1,6 +1,7 @@
 // Every way a Postmark send can fail, translated into core's ProviderError reasons in this one place.
 // The postmark client's own error is kept as `cause`; no message ever carries the server token.
-import { EmailProvider, ProviderError } from "@mailroom/core"
+import { type EmailProvider, ProviderError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 
 /** What the `postmark` client rejects with: an `Errors.PostmarkError` (or a subclass) with these fields. */
 interface PostmarkFailure {
@@ -92,7 +93,7 @@ const fromErrorCode = (code: number, message: string, context: SendContext): Pro
       const forbidden = new Set(context.forbiddenExtensions)
       const named = email.attachments
         .map((a) => a.filename)
-        .filter((name) => forbidden.has(EmailProvider.attachmentExtension(name)))
+        .filter((name) => forbidden.has(Adapter.attachmentExtension(name)))
       const names = named.length > 0 ? named : email.attachments.map((a) => a.filename)
       return new ProviderError.InvalidRequest({
         message: `Postmark does not accept the file type of the attachment ${quoted(names)}`

@@ -1,6 +1,7 @@
 // Builds the JSON body of Postmark's `POST /email` from core's normalised message: the sender with its
 // display name, comma-separated recipient lists, the bodies, and base64 attachments.
-import { EmailProvider } from "@mailroom/core"
+import type { EmailProvider } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import type { Message } from "postmark"
 
 /**
@@ -12,8 +13,8 @@ import type { Message } from "postmark"
  */
 export const formatSender = ({ address, name }: EmailProvider.Sender): string => {
   if (name === undefined || name === "") return address
-  return /["\\\p{Cc}]/u.test(name) || EmailProvider.headerText(name) !== name
-    ? `${EmailProvider.encodedWords(name)} <${address}>`
+  return /["\\\p{Cc}]/u.test(name) || Adapter.headerText(name) !== name
+    ? `${Adapter.encodedWords(name)} <${address}>`
     : `"${name}" <${address}>`
 }
 
@@ -28,7 +29,7 @@ export const toPostmarkMessage = (email: EmailProvider.OutboundEmail, messageStr
   ...(email.bcc.length > 0 ? { Bcc: list(email.bcc) } : {}),
   ...(email.replyTo.length > 0 ? { ReplyTo: list(email.replyTo) } : {}),
   // Postmark encodes only what is not ASCII: text that reads as an encoded-word is encoded first.
-  Subject: EmailProvider.headerText(email.subject),
+  Subject: Adapter.headerText(email.subject),
   ...(email.html !== undefined ? { HtmlBody: email.html } : {}),
   ...(email.text !== undefined ? { TextBody: email.text } : {}),
   MessageStream: messageStream,
@@ -39,7 +40,7 @@ export const toPostmarkMessage = (email: EmailProvider.OutboundEmail, messageStr
   ...(email.attachments.length > 0
     ? {
         Attachments: email.attachments.map((attachment) => ({
-          Name: EmailProvider.headerText(attachment.filename),
+          Name: Adapter.headerText(attachment.filename),
           Content: base64(attachment.content),
           ContentType: attachment.contentType,
           ContentID: null

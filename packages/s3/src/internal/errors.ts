@@ -45,7 +45,9 @@ const describe = (error: unknown) => {
   return { status: typeof status === "number" ? status : undefined, name, code, message }
 }
 
-const reasonOf = (error: unknown): ObjectStore.ObjectStoreError["reason"] => {
+type ReasonTag = ObjectStore.Reason["_tag"]
+
+const reasonOf = (error: unknown): ReasonTag => {
   const { status, name, code } = describe(error)
   if ((name !== undefined && accessDeniedNames.has(name)) || status === 401 || status === 403) return "AccessDenied"
   if (
@@ -59,7 +61,7 @@ const reasonOf = (error: unknown): ObjectStore.ObjectStoreError["reason"] => {
   return "Unknown"
 }
 
-const explain: Record<ObjectStore.ObjectStoreError["reason"], string> = {
+const explain: Record<ReasonTag, string> = {
   AccessDenied: "access denied (check the credentials and the bucket policy)",
   Unavailable: "the store is unreachable or failing",
   Unknown: "the store refused the request"
@@ -72,9 +74,15 @@ export const toObjectStoreError = (operation: string, key: string, error: unknow
   const details = [name ?? code, status === undefined ? undefined : `HTTP ${status}`, message]
     .filter((part) => part !== undefined && part !== "")
     .join(", ")
+  const text = `S3 ${operation} of ${key}: ${explain[reason]}${details === "" ? "" : ` (${details})`}`
   return new ObjectStore.ObjectStoreError({
-    reason,
-    message: `S3 ${operation} of ${key}: ${explain[reason]}${details === "" ? "" : ` (${details})`}`,
+    store: "s3",
+    reason:
+      reason === "AccessDenied"
+        ? new ObjectStore.AccessDenied({ message: text })
+        : reason === "Unavailable"
+          ? new ObjectStore.Unavailable({ message: text })
+          : new ObjectStore.Unknown({ message: text }),
     cause: error
   })
 }

@@ -2,7 +2,8 @@
 // From header SES accepts (7-bit ASCII, RFC 2047 display name), punycoded domains and UTF-8 parts.
 import { domainToASCII } from "node:url"
 import type { Attachment, SendEmailCommandInput } from "@aws-sdk/client-sesv2"
-import { EmailProvider } from "@mailroom/core"
+import type { EmailProvider } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 
 const asciiOnly = /^[\x00-\x7f]*$/
 const printableAscii = /^[\x20-\x7e]*$/
@@ -27,9 +28,9 @@ export const asciiAddress = (address: string): string => {
  * one even inside quotes.
  */
 export const displayName = (name: string): string =>
-  printableAscii.test(name) && EmailProvider.headerText(name) === name
+  printableAscii.test(name) && Adapter.headerText(name) === name
     ? `"${name.replace(/(["\\])/g, "\\$1")}"`
-    : EmailProvider.encodedWords(name)
+    : Adapter.encodedWords(name)
 
 export const fromAddress = (from: EmailProvider.Sender): string => {
   const address = asciiAddress(from.address)
@@ -41,7 +42,7 @@ const contentTypeOf = (contentType: string): string =>
   contentType.length <= 78 ? contentType : (contentType.split(";")[0]?.trim() ?? contentType)
 
 const attachmentOf = (attachment: EmailProvider.OutboundAttachment): Attachment => ({
-  FileName: EmailProvider.headerText(attachment.filename),
+  FileName: Adapter.headerText(attachment.filename),
   RawContent: attachment.content,
   ContentType: contentTypeOf(attachment.contentType),
   ContentDisposition: "ATTACHMENT",
@@ -73,7 +74,7 @@ export const sendEmailInput = (
     Content: {
       Simple: {
         // SES writes an ASCII subject as it is: one that reads as an encoded-word is encoded first.
-        Subject: utf8(EmailProvider.headerText(email.subject)),
+        Subject: utf8(Adapter.headerText(email.subject)),
         Body: {
           ...(email.text === undefined ? {} : { Text: utf8(email.text) }),
           ...(email.html === undefined ? {} : { Html: utf8(email.html) })

@@ -1,0 +1,32 @@
+// `@mailroom/core/adapter`: what an adapter's author needs and an application does not. Building
+// blocks shared by every adapter (download names, header encoding, the `read` admission check, the
+// accepted events of local providers) and the one way adapters refuse bad options. CONTRIBUTING.md
+// shows them at work in the smallest adapter.
+import { Config, Redacted, Schema, SchemaIssue } from "effect"
+
+export { filenameOf } from "./internal/attachmentKey.js"
+export { attachmentExtension, contentDisposition, encodedWords, headerText } from "./internal/headers.js"
+export { publishAccepted } from "./internal/publish.js"
+export { admit } from "./internal/read.js"
+
+/** The largest upload core presigns by default (25 MiB): what a store serving its own URLs accepts unless told. */
+export const defaultMaxUploadBytes = 25 * 1024 * 1024
+
+/** How every adapter takes a secret: plain, or `Redacted` (as `Config.redacted` reads it). */
+export type Secret = string | Redacted.Redacted<string>
+
+/** The value of a secret given either way. */
+export const secretValue = (secret: Secret): string => (Redacted.isRedacted(secret) ? Redacted.value(secret) : secret)
+
+/**
+ * The error an adapter's `make` fails with when an option is wrong: Effect's own `ConfigError`, so
+ * `layerConfig` fails with one error type whether the value could not be read or was read but is
+ * unusable. The message names the option (its path) and says what it must be; it never carries the
+ * value, which may be a secret.
+ */
+export const invalidOption = (option: string | ReadonlyArray<PropertyKey>, message: string): Config.ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(
+      new SchemaIssue.Pointer(typeof option === "string" ? [option] : option, new SchemaIssue.InvalidValue({ message }))
+    )
+  )

@@ -1,0 +1,57 @@
+// Header values adapters write: the extension a recipient's system sees, RFC 2047 encoded-words
+// where a parser would otherwise decode text, and RFC 6266 download names.
+
+/**
+ * The extension a recipient's system will see, lower-case and without the dot: `"exe"` for
+ * `"Setup.EXE"`, and for `"setup.exe."` or `"setup.exe "` too, since Windows drops trailing dots and
+ * spaces. What `Limits.forbiddenExtensions` is checked against.
+ */
+export const attachmentExtension = (filename: string): string => {
+  const name = filename.normalize("NFC").replace(/[.\s]+$/u, "")
+  const dot = name.lastIndexOf(".")
+  return dot >= 0 ? name.slice(dot + 1).toLowerCase() : ""
+}
+
+// What MIME parsers (mailparser's libmime among them) decode as an RFC 2047 encoded-word, in a
+// header or, as many mail clients do, in a file name parameter.
+const encodedWordLike = /=\?[^?]+\?[BbQq]\?[^?]*\?=/
+
+// "=?UTF-8?B?" and "?=" leave 63 of the 75 characters RFC 2047 allows to base64, which holds 45 bytes.
+const maxBytesPerWord = 45
+
+/**
+ * Header text (a subject, a display name, a file name) that a recipient's parser must read back
+ * exactly: unchanged, unless some of it would be decoded as an encoded-word (`=?utf-8?q?x?=` shows
+ * as `x`), in which case all of it is written as UTF-8 encoded-words, which decode to the original.
+ * Adapters that write text the vendor does not encode itself call this on each such value.
+ */
+export const headerText = (text: string): string => (encodedWordLike.test(text) ? encodedWords(text) : text)
+
+/** RFC 2047 base64 encoded-words, at most 75 characters each, never splitting a character. */
+export const encodedWords = (text: string): string => {
+  const words: Array<string> = []
+  let word = ""
+  let bytes = 0
+  for (const character of text) {
+    const size = Buffer.byteLength(character, "utf8")
+    if (bytes + size > maxBytesPerWord && word !== "") {
+      words.push(word)
+      word = ""
+      bytes = 0
+    }
+    word += character
+    bytes += size
+  }
+  if (word !== "") words.push(word)
+  return words.map((w) => `=?UTF-8?B?${Buffer.from(w, "utf8").toString("base64")}?=`).join(" ")
+}
+
+/**
+ * A `Content-Disposition: attachment` value for a file name (RFC 6266): an ASCII fallback in
+ * `filename` and the exact name, UTF-8 percent-encoded, in `filename*`.
+ */
+export const contentDisposition = (filename: string): string => {
+  const fallback = filename.normalize("NFKD").replace(/[^\x20-\x7e]|["\\%]/g, "_")
+  const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`
+}

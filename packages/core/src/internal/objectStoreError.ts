@@ -1,0 +1,80 @@
+// The errors of an ObjectStore, in the model of ProviderError: a missing object and an object over a
+// read's limit are errors of their own; every other failure is an `ObjectStoreError` whose `reason`
+// says what happened and whether trying again can help. Re-exported by ObjectStore.
+import { Data } from "effect"
+
+export interface ObjectInfo {
+  readonly size: number
+  readonly contentType: string
+}
+
+/** Nothing is stored under the key. */
+export class ObjectNotFound extends Data.TaggedError("ObjectNotFound")<{
+  readonly key: string
+  /** The vendor's own answer, when there was one. */
+  readonly cause?: unknown
+}> {
+  readonly isRetryable = false
+  override get message(): string {
+    return `no object is stored under ${this.key}`
+  }
+}
+
+/** `read` was given a `maxBytes` the object is over; its bytes were not read. */
+export class ObjectTooLarge extends Data.TaggedError("ObjectTooLarge")<{
+  readonly key: string
+  readonly info: ObjectInfo
+  readonly maxBytes: number
+}> {
+  readonly isRetryable = false
+  override get message(): string {
+    return `the object under ${this.key} is ${this.info.size} bytes, over the limit of ${this.maxBytes}`
+  }
+}
+
+/** The store refused the credentials or their policy (a 403, a file the process may not read). */
+export class AccessDenied extends Data.TaggedClass("AccessDenied")<{
+  readonly message: string
+}> {
+  readonly isRetryable = false
+}
+
+/** The store could not be reached or failed (a timeout, a 5xx, a full disk): worth trying again. */
+export class Unavailable extends Data.TaggedClass("Unavailable")<{
+  readonly message: string
+}> {
+  readonly isRetryable = true
+}
+
+/** Anything the adapter could not classify (a missing bucket, an answer it cannot read). Not retried. */
+export class Unknown extends Data.TaggedClass("Unknown")<{
+  readonly message: string
+}> {
+  readonly isRetryable = false
+}
+
+export type Reason = AccessDenied | Unavailable | Unknown
+
+const TypeId = Symbol.for("@mailroom/core/ObjectStoreError")
+
+/** The store refused or failed; `reason` says how, `cause` keeps the vendor's own error. */
+export class ObjectStoreError extends Data.TaggedError("ObjectStoreError")<{
+  /** The store that answered: "s3", "gcs", "disk", "memory". */
+  readonly store: string
+  readonly reason: Reason
+  readonly cause?: unknown
+}> {
+  readonly [TypeId] = TypeId
+
+  override get message(): string {
+    return this.reason.message
+  }
+
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
+
+/** True for an ObjectStoreError from any copy of this package (safer than `instanceof` across duplicates). */
+export const isObjectStoreError = (u: unknown): u is ObjectStoreError =>
+  typeof u === "object" && u !== null && TypeId in u

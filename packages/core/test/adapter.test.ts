@@ -1,0 +1,59 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Config, ConfigProvider, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import * as Adapter from "../src/adapter.js"
+import { ObjectStore } from "../src/index.js"
+
+describe("invalidOption", () => {
+  it.effect("is Effect's ConfigError, naming the option and what it must be, never its value", () =>
+    Effect.gen(function* () {
+      const error = Adapter.invalidOption("signingSecret", "must not be empty")
+      assert.instanceOf(error, Config.ConfigError)
+      assert.strictEqual(error._tag, "ConfigError")
+      assert.include(error.message, "must not be empty")
+      assert.include(error.message, `["signingSecret"]`)
+      const nested = Adapter.invalidOption(["credentials", "private_key"], "is not a PEM private key")
+      assert.include(nested.message, `["credentials"]["private_key"]`)
+    })
+  )
+
+  it.effect("reaches a layerConfig's caller as the same error type as an option that could not be read", () =>
+    Effect.gen(function* () {
+      const make = (secret: string) =>
+        secret === "" ? Effect.fail(Adapter.invalidOption("secret", "must not be empty")) : Effect.succeed(secret)
+      const read: Effect.Effect<string, Config.ConfigError> = Effect.flatMap(Config.String("SECRET"), make)
+      const empty = yield* Effect.flip(
+        read.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ SECRET: "" }))))
+      )
+      const missing = yield* Effect.flip(
+        read.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
+      )
+      assert.strictEqual(empty._tag, "ConfigError")
+      assert.strictEqual(missing._tag, "ConfigError")
+    })
+  )
+})
+
+describe("the memory store's clock", () => {
+  it.effect("URLs signed under a TestClock expire when the clock is moved past their lifetime", () =>
+    Effect.gen(function* () {
+      const store = yield* Clock.clockWith((clock) => Effect.succeed(ObjectStore.makeMemory({ clock })))
+      yield* store.put("a/b.txt", new TextEncoder().encode("hi"), "text/plain")
+      const url = yield* store.presignGet({ key: "a/b.txt", expiresIn: 60 })
+      assert.strictEqual((yield* Effect.promise(() => store.fetch(url))).status, 200)
+      yield* TestClock.adjust("61 seconds")
+      const expired = yield* Effect.promise(() => store.fetch(url))
+      assert.strictEqual(expired.status, 403)
+      assert.include(yield* Effect.promise(() => expired.text()), "expired")
+    })
+  )
+
+  it.effect("layerMemory signs with the layer's Clock", () =>
+    Effect.gen(function* () {
+      const store = yield* ObjectStore.ObjectStore
+      const url = new URL(yield* store.presignGet({ key: "k", expiresIn: 60 }))
+      // TestClock starts at 0: the URL expires 60 seconds after the epoch, not an hour from now.
+      assert.strictEqual(url.searchParams.get("expires"), "60")
+    }).pipe(Effect.provide(Layer.fresh(ObjectStore.layerMemory)))
+  )
+})

@@ -1,0 +1,19 @@
+// The seam through which a store whose presigned URLs point back at the service (the local disk
+// store) has them served by the handler: the store's layer provides `StoreRoutes` beside its
+// ObjectStore, and the handler answers requests under `pathPrefix` by calling `handle`. Core's
+// ObjectStore knows nothing of HTTP; this is where a Web `Request` meets a store.
+// Imported by store adapters as `@mailroom/http/StoreRoutes`, which loads nothing else of the handler.
+import { Context } from "effect"
+
+export interface StoreRoutes {
+  /** Path below the service's base path, such as `/_mailroom/storage/`. Starts and ends with "/". */
+  readonly pathPrefix: string
+  /**
+   * The methods `handle` answers. Others get a 405 naming these in `Allow`, without reaching the
+   * store: some (TRACE, CONNECT) cannot even be made into a Web Request.
+   */
+  readonly methods: ReadonlyArray<string>
+  readonly handle: (request: Request) => Promise<Response>
+}
+
+export const StoreRoutes: Context.Service<StoreRoutes, StoreRoutes> = Context.Service("@mailroom/http/StoreRoutes")
