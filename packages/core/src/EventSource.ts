@@ -11,6 +11,8 @@ export interface InboundRequest {
   readonly body: Uint8Array
 }
 
+const TypeId = Symbol.for("@mailroom/core/EventSourceError")
+
 /**
  * Why a request was refused. `Unauthenticated` (401): a bad signature or credential. `Malformed` (400):
  * a body that is not what the provider sends. `Unavailable` (503): something needed to check it (the
@@ -20,7 +22,13 @@ export class EventSourceError extends Data.TaggedError("EventSourceError")<{
   readonly reason: "Unauthenticated" | "Malformed" | "Unavailable"
   readonly message: string
   readonly cause?: unknown
-}> {}
+}> {
+  readonly [TypeId] = TypeId
+}
+
+/** True for an EventSourceError from any copy of this package. */
+export const isEventSourceError = (u: unknown): u is EventSourceError =>
+  typeof u === "object" && u !== null && TypeId in u
 
 export interface EventSource {
   /** The path segment it is served under: `ses` -> `POST /webhooks/ses`. Letters, digits and `-`. */

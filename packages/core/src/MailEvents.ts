@@ -5,10 +5,20 @@ import type * as MailEvent from "./MailEvent.js"
 import { Organizations } from "./Organizations.js"
 
 /** A durable destination (a webhook queue) failed to take the events: the caller should answer so the provider retries. */
+const TypeId = Symbol.for("@mailroom/core/MailEventsError")
+
 export class MailEventsError extends Data.TaggedError("MailEventsError")<{
   readonly message: string
   readonly cause?: unknown
-}> {}
+}> {
+  readonly [TypeId] = TypeId
+  /** The destination (a queue) may take them later: the provider is asked to send them again. */
+  readonly isRetryable = true
+}
+
+/** True for a MailEventsError from any copy of this package. */
+export const isMailEventsError = (u: unknown): u is MailEventsError =>
+  typeof u === "object" && u !== null && TypeId in u
 
 /** A durable destination: `deliver` returns once the events are safe (written to disk or Redis), not delivered. */
 export interface Sink {

@@ -61,3 +61,15 @@ export type MailroomError = ValidationError | Unauthorized | Forbidden | NotFoun
 
 /** True for any of the errors above, from any copy of this package. */
 export const isMailroomError = (u: unknown): u is MailroomError => typeof u === "object" && u !== null && TypeId in u
+
+const guard =
+  <T extends MailroomError["_tag"]>(tag: T) =>
+  (u: unknown): u is Extract<MailroomError, { readonly _tag: T }> =>
+    isMailroomError(u) && u._tag === tag
+
+export const isValidationError = guard("ValidationError")
+export const isUnauthorized = guard("Unauthorized")
+export const isForbidden = guard("Forbidden")
+export const isNotFound = guard("NotFound")
+export const isConflict = guard("Conflict")
+export const isUnavailable = guard("Unavailable")

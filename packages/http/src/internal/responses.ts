@@ -1,5 +1,6 @@
 // How each outcome becomes a status and a body, in the shape the spec gives each operation
 // (SPEC section 7, DESIGN section 3): {"errors"}, {"message"} or {"error"}.
+import { EventSource, MailEvents, MailroomError, ProviderError } from "@mailroom/core"
 import { Duration } from "effect"
 
 /** Which error-body rules an operation follows. */
@@ -45,87 +46,87 @@ export const failure = (
   return json(status, messageShape ? { message } : { error: message }, headers)
 }
 
-interface Tagged {
-  readonly _tag: string
-}
-
-/** The status, messages and headers for an operation's typed failure; undefined for anything unexpected. */
-export const describe = (
-  error: unknown
-):
-  | { readonly status: number; readonly messages: ReadonlyArray<string>; readonly headers?: Record<string, string> }
-  | undefined => {
-  if (typeof error !== "object" || error === null || !("_tag" in error)) return undefined
-  const e = error as Tagged & Record<string, unknown>
-  switch (e._tag) {
-    case "ValidationError":
-      return { status: 400, messages: e.errors as ReadonlyArray<string> }
-    case "Unauthorized":
-      return { status: 401, messages: ["missing, invalid or revoked credential"] }
-    case "Forbidden":
-      return { status: 403, messages: [String(e.message)] }
-    case "NotFound":
-      return { status: 404, messages: [String(e.message)] }
-    case "Conflict":
-      return { status: 409, messages: [String(e.message)] }
-    case "Unavailable": {
-      const retryAfter = e.retryAfter as Duration.Duration | undefined
-      return retryAfter === undefined
-        ? { status: 503, messages: [String(e.message)] }
-        : { status: 503, messages: [String(e.message)], headers: { "retry-after": retryAfterSeconds(retryAfter) } }
-    }
-    case "ProviderError":
-      return provider(e.reason as Tagged & Record<string, unknown>)
-    // A provider's webhook: refused (bad signature or credential, a body it never sends) or not
-    // checkable now (a certificate out of reach), so the provider sends it again later.
-    case "EventSourceError":
-      return {
-        status: e.reason === "Unauthenticated" ? 401 : e.reason === "Malformed" ? 400 : 503,
-        messages: [String(e.message)]
-      }
-    // The events could not be queued: 503, so the provider retries and nothing is lost.
-    case "MailEventsError":
-      return { status: 503, messages: ["the events could not be queued; send them again later"] }
-    default:
-      return undefined
-  }
+/** The status, messages and headers of an error the spec names. */
+export interface Described {
+  readonly status: number
+  readonly messages: ReadonlyArray<string>
+  readonly headers?: Record<string, string>
 }
 
 /** Whole seconds, at least 1, as `Retry-After` takes them. */
 const retryAfterSeconds = (retryAfter: Duration.Duration) =>
   String(Math.max(1, Math.ceil(Duration.toMillis(retryAfter) / 1000)))
 
-const provider = (reason: Tagged & Record<string, unknown>) => {
-  const message = String(reason.message)
-  switch (reason._tag) {
-    case "SenderNotVerified":
-    case "RecipientNotVerified":
-    case "RecipientSuppressed":
-    case "MessageTooLarge":
-    case "InvalidRequest":
-      return { status: 422, messages: [message] }
-    case "SendingPaused":
-      return { status: 503, messages: [message] }
-    case "RateLimited": {
-      const retryAfter = reason.retryAfter as Duration.Duration | undefined
-      return {
-        status: 429,
-        messages: [message],
-        headers: { "retry-after": retryAfter === undefined ? "1" : retryAfterSeconds(retryAfter) }
-      }
-    }
-    case "Unavailable":
-      return {
-        status: 503,
-        messages: [
-          reason.possiblySent
-            ? "the email provider did not confirm the message; it may have been sent, so check before sending it again"
-            : "the email provider is unavailable; nothing was sent"
-        ]
-      }
-    default:
-      return undefined
+const withRetryAfter = (status: number, message: string, retryAfter: Duration.Duration | undefined): Described =>
+  retryAfter === undefined
+    ? { status, messages: [message] }
+    : { status, messages: [message], headers: { "retry-after": retryAfterSeconds(retryAfter) } }
+
+/** Each reason a provider gives, as the caller sees it. Typed by reason, so a new reason cannot be missed. */
+const providerReasons: {
+  readonly [T in ProviderError.Reason["_tag"]]: (
+    reason: Extract<ProviderError.Reason, { _tag: T }>
+  ) => Described | undefined
+} = {
+  SenderNotVerified: (r) => ({ status: 422, messages: [r.message] }),
+  RecipientNotVerified: (r) => ({ status: 422, messages: [r.message] }),
+  RecipientSuppressed: (r) => ({ status: 422, messages: [r.message] }),
+  MessageTooLarge: (r) => ({ status: 422, messages: [r.message] }),
+  InvalidRequest: (r) => ({ status: 422, messages: [r.message] }),
+  SendingPaused: (r) => ({ status: 503, messages: [r.message] }),
+  // Throttled, not accepted: 429, and one second when the provider did not say how long.
+  RateLimited: (r) => withRetryAfter(429, r.message, r.retryAfter ?? Duration.seconds(1)),
+  Unavailable: (r) => ({
+    status: 503,
+    messages: [
+      r.possiblySent
+        ? "the email provider did not confirm the message; it may have been sent, so check before sending it again"
+        : "the email provider is unavailable; nothing was sent"
+    ]
+  }),
+  // Unclassified: a 500 that says nothing internal.
+  Unknown: () => undefined
+}
+
+const providerReason = (reason: ProviderError.Reason): Described | undefined =>
+  (providerReasons[reason._tag] as (reason: ProviderError.Reason) => Described | undefined)(reason)
+
+type Rule = readonly [guard: (error: unknown) => boolean, describe: (error: never) => Described | undefined]
+
+/** A guard and what the error it admits becomes; the guard's type is the answer's argument. */
+const rule = <E>(guard: (error: unknown) => error is E, describe: (error: E) => Described | undefined): Rule => [
+  guard,
+  describe
+]
+
+/** Every error an operation may fail with, the first matching guard deciding. */
+const rules: ReadonlyArray<Rule> = [
+  rule(MailroomError.isValidationError, (e) => ({ status: 400, messages: e.errors })),
+  rule(MailroomError.isUnauthorized, () => ({ status: 401, messages: ["missing, invalid or revoked credential"] })),
+  rule(MailroomError.isForbidden, (e) => ({ status: 403, messages: [e.message] })),
+  rule(MailroomError.isNotFound, (e) => ({ status: 404, messages: [e.message] })),
+  rule(MailroomError.isConflict, (e) => ({ status: 409, messages: [e.message] })),
+  rule(MailroomError.isUnavailable, (e) => withRetryAfter(503, e.message, e.retryAfter)),
+  rule(ProviderError.isProviderError, (e) => providerReason(e.reason)),
+  // A provider's webhook: refused (bad signature or credential, a body it never sends) or not
+  // checkable now (a certificate out of reach), so the provider sends it again later.
+  rule(EventSource.isEventSourceError, (e) => ({
+    status: e.reason === "Unauthenticated" ? 401 : e.reason === "Malformed" ? 400 : 503,
+    messages: [e.message]
+  })),
+  // The events could not be queued: 503, so the provider retries and nothing is lost.
+  rule(MailEvents.isMailEventsError, () => ({
+    status: 503,
+    messages: ["the events could not be queued; send them again later"]
+  }))
+]
+
+/** The status, messages and headers for an operation's typed failure; undefined for anything unexpected (a 500). */
+export const describe = (error: unknown): Described | undefined => {
+  for (const [guard, answer] of rules) {
+    if (guard(error)) return (answer as (error: unknown) => Described | undefined)(error)
   }
+  return undefined
 }
 
 /** A 500 tells the caller nothing internal; the cause goes to the log. */
