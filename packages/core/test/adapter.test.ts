@@ -5,17 +5,15 @@ import * as Adapter from "../src/adapter.js"
 import { ObjectStore } from "../src/index.js"
 
 describe("invalidOption", () => {
-  it.effect("is Effect's ConfigError, naming the option and what it must be, never its value", () =>
-    Effect.gen(function* () {
-      const error = Adapter.invalidOption("signingSecret", "must not be empty")
-      assert.instanceOf(error, Config.ConfigError)
-      assert.strictEqual(error._tag, "ConfigError")
-      assert.include(error.message, "must not be empty")
-      assert.include(error.message, `["signingSecret"]`)
-      const nested = Adapter.invalidOption(["credentials", "private_key"], "is not a PEM private key")
-      assert.include(nested.message, `["credentials"]["private_key"]`)
-    })
-  )
+  it("is Effect's ConfigError, naming the option and what it must be, never its value", () => {
+    const error = Adapter.invalidOption("signingSecret", "must not be empty")
+    assert.instanceOf(error, Config.ConfigError)
+    assert.strictEqual(error._tag, "ConfigError")
+    assert.include(error.message, "must not be empty")
+    assert.include(error.message, `["signingSecret"]`)
+    const nested = Adapter.invalidOption(["credentials", "private_key"], "is not a PEM private key")
+    assert.include(nested.message, `["credentials"]["private_key"]`)
+  })
 
   it.effect("reaches a layerConfig's caller as the same error type as an option that could not be read", () =>
     Effect.gen(function* () {

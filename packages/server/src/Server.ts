@@ -8,6 +8,7 @@ import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mai
 import { type Context, Duration, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
+import { inSection } from "./internal/configError.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
 import { lazy } from "./internal/lazy.js"
@@ -16,7 +17,7 @@ import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
-import { type Config, ConfigError } from "./ServerConfig.js"
+import { type Config, ServerConfigError } from "./ServerConfig.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
@@ -38,13 +39,15 @@ export interface RunningServer {
   readonly close: () => Promise<void>
   /**
    * Serves the organisations (keys, domains) listed in `config` from now on, without a restart.
-   * Throws a ConfigError, keeping the running ones, when they are invalid or not from the file.
+   * Throws a ServerConfigError, keeping the running ones, when they are invalid or not from the file.
    * Answers the names of the other sections that differ: those take a restart.
    */
   readonly reload: (config: Config) => ReadonlyArray<string>
   /** The outbox viewer's URL; undefined when it is not served (config's `viewer`, the listening address). */
   readonly viewer: string | undefined
 }
+
+const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
@@ -164,7 +167,7 @@ const redisUrls = (config: Config): ReadonlyArray<string> => [
  * What building the layers can fail with: a database or an event queue that cannot be opened, an
  * idempotency directory that cannot be created or a Redis (for keys or the queue) that cannot be reached.
  */
-type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
+type LayerError = ServerConfigError | SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
 
 /** Resolves once every promise of `pending` has settled, including those added meanwhile. */
 const settledAll = async (pending: ReadonlySet<Promise<void>>) => {
@@ -220,16 +223,20 @@ const answerClientError = (error: Error & { readonly code?: string }, socket: So
   )
 }
 
-/** Starts the service for a checked config. Rejects with a ConfigError when the layers cannot be built from it. */
+/** Starts the service for a checked config. Rejects with a ServerConfigError when the layers cannot be built from it. */
 export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
   const log = options.log ?? ((line: string) => console.log(line))
   const host = options.host ?? "127.0.0.1"
+  // A config built in code has not been through `parse`: its URL is checked here, as the file's would be.
+  if (config.publicUrl !== undefined && !isHttpUrl(config.publicUrl)) {
+    throw new ServerConfigError({ source: "config", problems: ["publicUrl: must be an http(s) URL"] })
+  }
   const organizations = ServerOrganizations.make(config)
   let sources: Awaited<ReturnType<typeof eventSources>>
   try {
     sources = await eventSources(config.events)
   } catch (cause) {
-    throw new ConfigError("config", [(cause as Error).message])
+    throw new ServerConfigError({ source: "config", problems: [(cause as Error).message] })
   }
 
   if (config.metrics !== undefined) await Telemetry.loadMetrics()
@@ -322,10 +329,10 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
 
   const events = eventsLayer(config.events, redis)
   const layer = Mailroom.layer<LayerError>({
-    provider: providerLayer(config.provider),
-    store: storageLayer(config.storage, publicUrl),
+    provider: inSection("provider", providerLayer(config.provider)),
+    store: inSection("storage", storageLayer(config.storage, publicUrl)),
     organizations: organizations.layer,
-    idempotency: idempotencyLayer(config.idempotency, redis),
+    idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
     ...optional("events", events),
     attachments: optional("idSecret", config.attachmentIdSecret),
     ...optional("rateLimiter", rateLimiting.layer),

@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
 import { WebhookDelivery, Wire } from "@mailroom/core"
 import { Duration, Schema } from "effect"
+import { ServerConfigError } from "./internal/configError.js"
 import {
   decodeKind,
   decodeWith,
@@ -34,6 +35,10 @@ import {
   RedisIdempotency
 } from "./internal/stores.js"
 import { Viewer, type ViewerConfig, viewerSection } from "./internal/viewer/config.js"
+
+export { isServerConfigError, ServerConfigError } from "./internal/configError.js"
+
+const configError = (source: string, problems: ReadonlyArray<string>) => new ServerConfigError({ source, problems })
 
 export type { IdempotencyConfig, MetricsConfig, QueueConfig, RateLimitConfig, TracingConfig, ViewerConfig }
 export { LocalIdempotency, MemoryIdempotency, RedisIdempotency }
@@ -254,17 +259,6 @@ export interface Config {
   readonly viewer: ViewerConfig
 }
 
-/** A config file that cannot be used; `problems` name each field. */
-export class ConfigError extends Error {
-  constructor(
-    readonly source: string,
-    readonly problems: ReadonlyArray<string>
-  ) {
-    super(`${source} is not a valid mailroom config:\n${problems.map((p) => `  - ${p}`).join("\n")}`)
-    this.name = "ConfigError"
-  }
-}
-
 export interface ParseOptions {
   readonly source?: string
   readonly baseDir?: string
@@ -285,10 +279,10 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   if (top.problems.length > 0) {
     // The nested sections may still be checkable; report their problems too.
     const more = sections(record, env)
-    throw new ConfigError(source, [...top.problems, ...more.problems])
+    throw configError(source, [...top.problems, ...more.problems])
   }
   const { storage, provider, organizations, organizationsSource, idempotency, problems } = sections(record, env)
-  if (problems.length > 0) throw new ConfigError(source, problems)
+  if (problems.length > 0) throw configError(source, problems)
   const baseDir = options.baseDir ?? process.cwd()
   const at = (dir: string) => (isAbsolute(dir) ? dir : resolve(baseDir, dir))
   // Beside local storage: the keys belong with the data of the instance (or of the instances sharing it).
@@ -309,25 +303,25 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     decoded.events === undefined
       ? undefined
       : eventsSection(decoded.events, organizations, organizationsSource, idempotencyConfig, at, env)
-  if (events !== undefined && "problems" in events) throw new ConfigError(source, events.problems)
+  if (events !== undefined && "problems" in events) throw configError(source, events.problems)
   const { rateLimit: rateLimitInput, ...sending } = decoded.sending ?? {}
   const rateLimit = rateLimitSection(rateLimitInput, provider.kind, idempotencyConfig, env)
   const metrics = metricsSection(decoded.metrics, env)
   const tracing = tracingSection(decoded.tracing)
   const operational = [...rateLimit.problems, ...metrics.problems, ...tracing.problems]
-  if (operational.length > 0) throw new ConfigError(source, operational)
+  if (operational.length > 0) throw configError(source, operational)
   const idSecret = decoded.attachments?.idSecret
   let attachmentIdSecret = storage.kind === "local" ? storage.signingSecret : undefined
   if (typeof idSecret === "string") attachmentIdSecret = idSecret
   else if (idSecret !== undefined) {
     attachmentIdSecret = env[idSecret.env]
     if (attachmentIdSecret === undefined || attachmentIdSecret.trim() === "") {
-      throw new ConfigError(source, [`attachments.idSecret: the environment variable ${idSecret.env} is not set`])
+      throw configError(source, [`attachments.idSecret: the environment variable ${idSecret.env} is not set`])
     }
   }
   const credentials = organizations.flatMap((org) => [...(org.apiKeys ?? []), ...(org.accessTokens ?? [])])
   const viewer = viewerSection(decoded.viewer, provider.kind, credentials, env)
-  if (viewer.problems.length > 0) throw new ConfigError(source, viewer.problems)
+  if (viewer.problems.length > 0) throw configError(source, viewer.problems)
   return {
     port: options.port ?? decoded.port ?? 3000,
     publicUrl: decoded.publicUrl,
@@ -476,13 +470,13 @@ export const load = async (path: string, options: Omit<ParseOptions, "source" | 
   try {
     text = await readFile(path, "utf8")
   } catch (cause) {
-    throw new ConfigError(path, [`cannot be read: ${(cause as Error).message}`])
+    throw configError(path, [`cannot be read: ${(cause as Error).message}`])
   }
   let input: unknown
   try {
     input = JSON.parse(text)
   } catch (cause) {
-    throw new ConfigError(path, [`is not valid JSON: ${(cause as Error).message}`])
+    throw configError(path, [`is not valid JSON: ${(cause as Error).message}`])
   }
   return parse(input, { source: path, baseDir: dirname(resolve(path)), ...options })
 }

@@ -4,7 +4,7 @@ import { reloadOnSighup } from "./internal/reload.js"
 import { start } from "./Server.js"
 // `mailroom`: starts the service from MAILROOM_CONFIG (default mailroom.config.json); PORT and HOST
 // override the file. With --quickstart it prints the example credential and a curl for each step.
-import { ConfigError, load } from "./ServerConfig.js"
+import { isServerConfigError, load } from "./ServerConfig.js"
 
 const configPath = process.env.MAILROOM_CONFIG ?? "mailroom.config.json"
 
@@ -57,8 +57,6 @@ try {
   }
 } catch (cause) {
   fail(
-    cause instanceof ConfigError
-      ? cause.message
-      : `mailroom could not start: ${String((cause as Error)?.stack ?? cause)}`
+    isServerConfigError(cause) ? cause.message : `mailroom could not start: ${String((cause as Error)?.stack ?? cause)}`
   )
 }

@@ -91,7 +91,7 @@ describe("the events section of the config", () => {
     try {
       ServerConfig.parse(input, { baseDir: dir, env: envVars })
     } catch (error) {
-      return [...(error as ServerConfig.ConfigError).problems]
+      return [...(error as ServerConfig.ServerConfigError).problems]
     }
     throw new Error("the config was accepted")
   }

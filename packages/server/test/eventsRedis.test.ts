@@ -95,7 +95,7 @@ describe("events.queue on Redis in the config file", () => {
     try {
       ServerConfig.parse(withQueue(queue, idempotency), { baseDir: "/srv/mailroom", env })
     } catch (error) {
-      return (error as ServerConfig.ConfigError).problems
+      return (error as ServerConfig.ServerConfigError).problems
     }
     throw new Error("the config was accepted")
   }

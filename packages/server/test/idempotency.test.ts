@@ -77,7 +77,7 @@ describe("the idempotency section of the config file", () => {
     try {
       parse(idempotency, env)
     } catch (error) {
-      return (error as ServerConfig.ConfigError).problems
+      return (error as ServerConfig.ServerConfigError).problems
     }
     return []
   }

@@ -202,7 +202,7 @@ describe("the config of the fleet sections", () => {
       ServerConfig.parse({ ...base, ...input }, { env })
       return []
     } catch (error) {
-      return (error as ServerConfig.ConfigError).problems
+      return (error as ServerConfig.ServerConfigError).problems
     }
   }
 

@@ -134,7 +134,7 @@ describe("ServerConfig: organizations from PostgreSQL", () => {
     try {
       ServerConfig.parse({ ...base, organizations }, { env })
     } catch (error) {
-      return (error as ServerConfig.ConfigError).problems
+      return (error as ServerConfig.ServerConfigError).problems
     }
     return []
   }

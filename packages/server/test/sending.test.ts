@@ -125,7 +125,7 @@ describe("the sending, attachments and timeout fields", () => {
     try {
       ServerConfig.parse({ ...base, ...input }, { env })
     } catch (error) {
-      return [...(error as ServerConfig.ConfigError).problems]
+      return [...(error as ServerConfig.ServerConfigError).problems]
     }
     return []
   }

@@ -227,7 +227,7 @@ describe("start-up", () => {
       try {
         ServerConfig.parse(input)
       } catch (error) {
-        return (error as ServerConfig.ConfigError).problems
+        return (error as ServerConfig.ServerConfigError).problems
       }
       return []
     }
@@ -270,6 +270,44 @@ describe("start-up", () => {
         message = error.message
       })
       assert.include(message, 'organizations[0].id: must be 1-64 letters, digits, "_" or "-"')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("a config built in code with a bad publicUrl is refused with the ServerConfigError start documents", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-bad-"))
+    try {
+      const error: unknown = await Server.start(
+        { ...configFor(dir), publicUrl: "ftp://mailroom.test" },
+        { log: () => {} }
+      ).then(
+        () => undefined,
+        (cause: unknown) => cause
+      )
+      assert.instanceOf(error, ServerConfig.ServerConfigError)
+      assert.isTrue(ServerConfig.isServerConfigError(error))
+      assert.deepStrictEqual((error as ServerConfig.ServerConfigError).problems, ["publicUrl: must be an http(s) URL"])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("an option an adapter refuses when it is built is a ServerConfigError naming the config's field", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-bad-"))
+    try {
+      const config = configFor(dir)
+      const error: unknown = await Server.start(
+        { ...config, storage: { ...config.storage, signingSecret: "" } } as ServerConfig.Config,
+        { log: () => {} }
+      ).then(
+        () => undefined,
+        (cause: unknown) => cause
+      )
+      assert.instanceOf(error, ServerConfig.ServerConfigError)
+      const problems = (error as ServerConfig.ServerConfigError).problems
+      assert.strictEqual(problems.length, 1)
+      assert.match(problems[0] ?? "", /^storage\.signingSecret: /)
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

@@ -172,7 +172,7 @@ describe("access to the outbox viewer", () => {
         configFor(dir, extra, env)
         return []
       } catch (error) {
-        return (error as ServerConfig.ConfigError).problems
+        return (error as ServerConfig.ServerConfigError).problems
       }
     }
     assert.deepStrictEqual(problems({ viewer: { token: "mr_test_acme" } }), [

@@ -2,18 +2,18 @@
 // or those of a PostgreSQL database, which sees its own changes within `cacheSeconds`.
 import { Organizations } from "@mailroom/core"
 import { Duration, Effect, Layer, Redacted } from "effect"
-import { type Config, ConfigError } from "../ServerConfig.js"
+import { type Config, ServerConfigError } from "../ServerConfig.js"
 import { lazy } from "./lazy.js"
 
 const fromFile = (config: Config) => {
   try {
     return Organizations.makeStatic({ serviceDomain: config.serviceDomain, organizations: config.organizations })
   } catch (cause) {
-    throw new ConfigError("config", [(cause as Error).message])
+    throw new ServerConfigError({ source: "config", problems: [(cause as Error).message] })
   }
 }
 
-/** Throws a ConfigError when the file's organisations are invalid. */
+/** Throws a ServerConfigError when the file's organisations are invalid. */
 export const make = (config: Config) => {
   // Requests already running finish with the organisations they started with.
   let current = fromFile(config)
@@ -37,14 +37,17 @@ export const make = (config: Config) => {
         })
 
   /**
-   * Serves the organisations of `next` from now on; throws a ConfigError, keeping the running ones,
+   * Serves the organisations of `next` from now on; throws a ServerConfigError, keeping the running ones,
    * when they are invalid. Answers the other sections of `next` that differ, which need a restart.
    */
   const reload = (next: Config): ReadonlyArray<string> => {
     if (source.kind !== "config" || next.organizationsSource.kind !== "config") {
-      throw new ConfigError("config", [
-        "organizations: only organisations listed in the config file are reloaded; restart to change their source"
-      ])
+      throw new ServerConfigError({
+        source: "config",
+        problems: [
+          "organizations: only organisations listed in the config file are reloaded; restart to change their source"
+        ]
+      })
     }
     current = fromFile(next)
     const { organizations: _organizations, organizationsSource: _source, ...others } = config

@@ -1,7 +1,7 @@
 // SIGHUP re-reads the config file and serves its organisations (keys, domains) without a restart;
 // a file that cannot be read, parsed or checked is logged, and the running config is kept.
 import type { RunningServer } from "../Server.js"
-import { ConfigError, load } from "../ServerConfig.js"
+import { isServerConfigError, load } from "../ServerConfig.js"
 
 export const reloadOnSighup = (path: string, running: RunningServer, options: { readonly port?: number }) => {
   const reload = async () => {
@@ -15,7 +15,7 @@ export const reloadOnSighup = (path: string, running: RunningServer, options: { 
         }`
       )
     } catch (cause) {
-      const reason = cause instanceof ConfigError ? cause.message : String((cause as Error)?.stack ?? cause)
+      const reason = isServerConfigError(cause) ? cause.message : String((cause as Error)?.stack ?? cause)
       console.error(`SIGHUP: the config was not reloaded; the running one is kept.\n${reason}`)
     }
   }
