@@ -10,8 +10,9 @@ import {
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Effect, Layer, Redacted, type Scope } from "effect"
+import { resolveTarget } from "./internal/endpoint.js"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
-import { type Credentials, makePresigner, resolveTarget } from "./internal/presigner.js"
+import { type Credentials, makePresigner } from "./internal/presigner.js"
 
 /** Where the bucket is and how to reach it; the shape of the server's `"storage": { "kind": "s3" }`. */
 export interface ConnectionOptions {
@@ -47,8 +48,9 @@ export interface ClientOptions {
   /** The bucket attachments are kept in. */
   readonly bucket: string
   /**
-   * Used for every object operation; presigned URLs follow its region, endpoint, path style and
-   * credentials. It stays yours: the layer does not destroy it. Build it with
+   * Used for every object operation; presigned URLs follow its region, endpoint, path style, FIPS,
+   * dual-stack and accelerate settings and credentials, resolved by its own endpoint rules when the
+   * store is made. It stays yours: the layer does not destroy it. Build it with
    * `requestChecksumCalculation: "WHEN_REQUIRED"` for R2 and MinIO.
    */
   readonly client: S3Client
@@ -70,9 +72,6 @@ const secretsOf = (options: ConnectionOptions) => {
 
 interface Connection {
   readonly client: S3Client
-  readonly region: string
-  readonly endpoint: string | undefined
-  readonly forcePathStyle: boolean
   /** Resolved once: fixed keys, or the client's provider, which caches the chain until expiry. */
   readonly credentials: Credentials
 }
@@ -95,44 +94,29 @@ const build = (options: ConnectionOptions): Effect.Effect<Connection, never, Sco
       ),
       (client) => Effect.sync(() => client.destroy())
     )
-    return {
-      client,
-      region: options.region,
-      endpoint: options.endpoint,
-      forcePathStyle: options.forcePathStyle ?? false,
-      credentials: secrets ?? client.config.credentials
-    }
-  })
-
-const adopt = (client: S3Client): Effect.Effect<Connection> =>
-  Effect.promise(async () => {
-    const endpoint = client.config.endpoint === undefined ? undefined : await client.config.endpoint()
-    return {
-      client,
-      region: await client.config.region(),
-      endpoint:
-        endpoint === undefined
-          ? undefined
-          : `${endpoint.protocol}//${endpoint.hostname}${endpoint.port === undefined ? "" : `:${endpoint.port}`}${endpoint.path}`,
-      forcePathStyle: client.config.forcePathStyle ?? false,
-      credentials: client.config.credentials
-    }
+    return { client, credentials: secrets ?? client.config.credentials }
   })
 
 /**
  * An ObjectStore on the bucket. Presigned PUTs bind `Content-Type` (and `Content-Length` when
  * declared) as signed headers; head, get and delete answer `ObjectNotFound` for a missing key.
+ * Dies, naming the settings, where the SDK cannot address the bucket with them (accelerate with
+ * path style, FIPS or a custom endpoint) or its URLs need more than SigV4 (S3 Express directory
+ * buckets, Multi-Region Access Points).
  */
 export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const { client, region, endpoint, forcePathStyle, credentials } =
-      options.client === undefined ? yield* build(options) : yield* adopt(options.client)
+    const { client, credentials } =
+      options.client === undefined
+        ? yield* build(options)
+        : { client: options.client, credentials: options.client.config.credentials }
     const Bucket = options.bucket
-    const presigner = makePresigner({
-      target: resolveTarget({ bucket: Bucket, region, endpoint, forcePathStyle }),
-      region,
-      credentials
-    })
+    // Once per store, so a URL costs one signature: the client's own endpoint rules, which refuse
+    // settings they cannot honour (accelerate with path style or a custom endpoint, ...).
+    const target = yield* Effect.tryPromise({ try: () => resolveTarget(client, Bucket), catch: (error) => error }).pipe(
+      Effect.orDie
+    )
+    const presigner = makePresigner({ target, credentials })
 
     const head = (key: string) =>
       Effect.tryPromise({

@@ -1,54 +1,29 @@
 // Presigned S3 URLs straight from AWS's SigV4 signer, without a client command and its middleware
-// stack: only the host/path rules of the S3 endpoint and one SignatureV4.presign per URL.
+// stack: the endpoint is resolved once (internal/endpoint.ts), then one SignatureV4.presign per URL.
 import { HttpRequest } from "@smithy/protocol-http"
 import { SignatureV4 } from "@smithy/signature-v4"
 import { Sha256 } from "./sha256.js"
 
-/** Where a bucket's objects live: everything of a URL before the encoded key. */
+/** Where a bucket's objects live and how URLs to them are signed: everything before the key. */
 export interface Target {
   readonly protocol: string
   readonly hostname: string
   readonly port: number | undefined
   /** Endpoint path prefix, plus `/{bucket}` in path style; never ends with `/`. */
   readonly basePath: string
-}
-
-export interface TargetOptions {
-  readonly bucket: string
-  readonly region: string
-  readonly endpoint: string | undefined
-  readonly forcePathStyle: boolean
+  readonly signingRegion: string
+  readonly signingName: string
 }
 
 // RFC 3986: what SigV4 leaves unencoded is exactly A-Z a-z 0-9 - _ . ~
-export const escapeUri = (value: string): string =>
+const escapeUri = (value: string): string =>
   encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-
-// The S3 endpoint rules of the SDK, for the settings this adapter offers: a bucket goes into the host
-// name when it is a plain DNS label and the host is not an IP address; otherwise, or when asked, into
-// the path. (Dots in a bucket would break the TLS wildcard certificate, so they mean path style too.)
-const virtualHostable = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/
-const ipHost = /^(\d{1,3}\.){3}\d{1,3}$|^\[/
-
-export const resolveTarget = ({ bucket, region, endpoint, forcePathStyle }: TargetOptions): Target => {
-  const base =
-    endpoint === undefined
-      ? new URL(`https://s3.${region}.${region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com"}`)
-      : new URL(endpoint)
-  const prefix = base.pathname.replace(/\/+$/, "")
-  const port = base.port === "" ? undefined : Number(base.port)
-  const pathStyle = forcePathStyle || !virtualHostable.test(bucket) || ipHost.test(base.hostname)
-  return pathStyle
-    ? { protocol: base.protocol, hostname: base.hostname, port, basePath: `${prefix}/${escapeUri(bucket)}` }
-    : { protocol: base.protocol, hostname: `${bucket}.${base.hostname}`, port, basePath: prefix }
-}
 
 /** What SignatureV4 accepts: fixed credentials or a provider of them. */
 export type Credentials = ConstructorParameters<typeof SignatureV4>[0]["credentials"]
 
 export interface PresignerOptions {
   readonly target: Target
-  readonly region: string
   /**
    * Fixed credentials, or a provider that caches what it resolves (the S3 client's own provider
    * memoises the default chain and refreshes before expiry); called once per URL.
@@ -72,14 +47,14 @@ export interface Presigner {
 // into the query: the uploader must send them as real headers with these exact values.
 const signableHeaders = new Set(["content-type", "content-length"])
 
-export const makePresigner = ({ target, region, credentials }: PresignerOptions): Presigner => {
+export const makePresigner = ({ target, credentials }: PresignerOptions): Presigner => {
   // One signer for the store's lifetime. SignatureV4 keeps derived signing keys in a module-level
   // cache keyed by day, region, service and a hash of the credentials, so each URL costs one SHA-256
   // of the canonical request and two HMACs, not the four-HMAC key derivation; Sha256 keys those two
   // HMACs from cached KeyObjects.
   const signer = new SignatureV4({
-    service: "s3",
-    region,
+    service: target.signingName,
+    region: target.signingRegion,
     credentials,
     sha256: Sha256,
     // S3 signs the path exactly as sent (keys are encoded once, below), unlike other AWS services.
@@ -94,7 +69,7 @@ export const makePresigner = ({ target, region, credentials }: PresignerOptions)
     const signed = await signer.presign(request, {
       expiresIn,
       signingDate: new Date(now),
-      signingRegion: region,
+      signingRegion: target.signingRegion,
       signableHeaders
     })
     let query = ""
