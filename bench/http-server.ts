@@ -14,7 +14,7 @@ const provider: EmailProvider.EmailProvider = {
 }
 const layer = Mailroom.layer({
   provider: Layer.succeed(EmailProvider.EmailProvider, provider),
-  store: ObjectStore.layerMemory,
+  store: ObjectStore.layerMemory(),
   organizations: Organizations.layerStatic({
     serviceDomain: "mailroom.test",
     organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_bench"] }]

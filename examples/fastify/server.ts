@@ -7,7 +7,7 @@ import Fastify, { type FastifyPluginAsync } from "fastify"
 const mailroom = MailroomHandler.fromLayer(
   Mailroom.layer({
     provider: EmailProvider.layerMemory(),
-    store: ObjectStore.layerMemory,
+    store: ObjectStore.layerMemory(),
     organizations: Organizations.single({ domains: ["app.example"], apiKeys: ["mr_test_app"] })
   }),
   { basePath: "/mail", v1BasePath: "/mail" }

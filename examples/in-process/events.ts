@@ -3,7 +3,7 @@ import { EmailProvider, type MailEvent, Mailroom, ObjectStore, Organizations } f
 
 export const mailroom = Mailroom.make({
   provider: EmailProvider.layerMemory(), // reports a `delivered` event per recipient, as the outbox does
-  store: ObjectStore.layerMemory,
+  store: ObjectStore.layerMemory(),
   organizations: Organizations.layerStatic({
     serviceDomain: "mailroom.test",
     organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"] }]

@@ -3,7 +3,7 @@ import { EmailProvider, Mailroom, MailroomError, ObjectStore, Organizations } fr
 
 export const mailroom = Mailroom.make({
   provider: EmailProvider.layerMemory(),
-  store: ObjectStore.layerMemory,
+  store: ObjectStore.layerMemory(),
   organizations: Organizations.layerStatic({
     serviceDomain: "mailroom.test",
     organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"] }]

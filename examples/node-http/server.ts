@@ -6,7 +6,7 @@ import { MailroomHandler } from "@mailroom/http"
 const mailroom = MailroomHandler.fromLayer(
   Mailroom.layer({
     provider: EmailProvider.layerMemory(),
-    store: ObjectStore.layerMemory,
+    store: ObjectStore.layerMemory(),
     organizations: Organizations.layerStatic({
       serviceDomain: "mailroom.test",
       organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_test_acme"] }]

@@ -7,7 +7,7 @@ const make = () =>
   MailroomHandler.fromLayer(
     Mailroom.layer({
       provider: EmailProvider.layerMemory(), // SesEmailProvider.layerConfig(...) in production
-      store: ObjectStore.layerMemory, // S3ObjectStore.layerConfig(...)
+      store: ObjectStore.layerMemory(), // S3ObjectStore.layerConfig(...)
       organizations: Organizations.single({
         domains: ["app.example"],
         apiKeys: [process.env.MAILROOM_API_KEY ?? "mr_test_app"]

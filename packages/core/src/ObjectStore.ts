@@ -192,7 +192,8 @@ export const makeMemory = (options: MemoryOptions = {}): MemoryObjectStore => {
 }
 
 /** The memory store, its URLs signed and checked by the `Clock` the layer is built with (a `TestClock` in tests). */
-export const layerMemory: Layer.Layer<ObjectStore> = Layer.effect(
-  ObjectStore,
-  Clock.clockWith((clock) => Effect.succeed(makeMemory({ clock })))
-)
+export const layerMemory = (): Layer.Layer<ObjectStore> =>
+  Layer.effect(
+    ObjectStore,
+    Clock.clockWith((clock) => Effect.succeed(makeMemory({ clock })))
+  )

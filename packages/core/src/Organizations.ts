@@ -1,7 +1,8 @@
 // Who is calling: resolves an API key or bearer token to an organisation, and says which sender
 // domains that organisation may send from. The static layer reads them from configuration.
 import { timingSafeEqual } from "node:crypto"
-import { Context, Effect, Layer } from "effect"
+import { type Config, Context, Effect, Layer } from "effect"
+import { invalidOption } from "./adapter.js"
 import { asciiDomain } from "./internal/address.js"
 import { digestOf, sha256 } from "./internal/secret.js"
 import { NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
@@ -176,8 +177,26 @@ export const makeStatic = (options: StaticOptions): Organizations => {
   }
 }
 
-export const layerStatic = (options: StaticOptions): Layer.Layer<Organizations> =>
-  Layer.sync(Organizations, () => makeStatic(options))
+/** A problem `makeStatic` or `makeSingle` threw ("<path>: <what is wrong>") as the `ConfigError` naming that path. */
+const asConfigError = (error: unknown): Config.ConfigError => {
+  const text = error instanceof Error ? error.message : String(error)
+  const colon = text.indexOf(": ")
+  const path =
+    colon < 0
+      ? []
+      : text
+          .slice(0, colon)
+          .split(/\.|\[(\d+)\]/)
+          .filter((part) => part !== undefined && part !== "")
+  return invalidOption(
+    path.map((part) => (/^\d+$/.test(part) ? Number(part) : part)),
+    colon < 0 ? text : text.slice(colon + 2)
+  )
+}
+
+/** The static source; an invalid configuration fails the layer with a `ConfigError` naming the field. */
+export const layerStatic = (options: StaticOptions): Layer.Layer<Organizations, Config.ConfigError> =>
+  Layer.effect(Organizations, Effect.try({ try: () => makeStatic(options), catch: asConfigError }))
 
 export interface SingleOptions {
   /** The domains the application sends from (subdomains included). */
@@ -238,5 +257,6 @@ export const makeSingle = (options: SingleOptions): Organizations => {
   }
 }
 
-export const single = (options: SingleOptions): Layer.Layer<Organizations> =>
-  Layer.sync(Organizations, () => makeSingle(options))
+/** One organisation; an invalid configuration fails the layer with a `ConfigError` naming the field. */
+export const single = (options: SingleOptions): Layer.Layer<Organizations, Config.ConfigError> =>
+  Layer.effect(Organizations, Effect.try({ try: () => makeSingle(options), catch: asConfigError }))

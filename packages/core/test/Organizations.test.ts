@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { MailroomError, Organizations } from "../src/index.js"
 
 const sha256Hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex")
@@ -248,4 +248,31 @@ describe("Organizations.makeStatic", () => {
       }
     })
   })
+})
+
+describe("the layers of the configured sources", () => {
+  it.effect("layerStatic fails with a ConfigError naming the field, not a defect", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        Layer.build(
+          Organizations.layerStatic({
+            serviceDomain: "mailroom.test",
+            organizations: [{ id: "org acme", slug: "acme" }]
+          })
+        ).pipe(Effect.scoped)
+      )
+      assert.strictEqual(error._tag, "ConfigError")
+      assert.include(error.message, 'must be 1-64 letters, digits, "_" or "-"')
+      assert.include(error.message, `["organizations"][0]["id"]`)
+    })
+  )
+
+  it.effect("single fails with a ConfigError naming `domains`", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(Layer.build(Organizations.single({ domains: [] })).pipe(Effect.scoped))
+      assert.strictEqual(error._tag, "ConfigError")
+      assert.include(error.message, "give at least one domain to send from")
+      assert.include(error.message, `["domains"]`)
+    })
+  )
 })

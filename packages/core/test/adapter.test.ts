@@ -52,6 +52,6 @@ describe("the memory store's clock", () => {
       const url = new URL(yield* store.presignGet({ key: "k", expiresIn: 60 }))
       // TestClock starts at 0: the URL expires 60 seconds after the epoch, not an hour from now.
       assert.strictEqual(url.searchParams.get("expires"), "60")
-    }).pipe(Effect.provide(Layer.fresh(ObjectStore.layerMemory)))
+    }).pipe(Effect.provide(Layer.fresh(ObjectStore.layerMemory())))
   )
 })

@@ -111,7 +111,7 @@ describe("MailEvents", () => {
 describe("Mailroom.make onEvent (Promise callback)", () => {
   const mailroom = Mailroom.make({
     provider: EmailProvider.layerMemory(),
-    store: ObjectStore.layerMemory,
+    store: ObjectStore.layerMemory(),
     organizations: organizationsLayer
   })
   afterAll(() => mailroom.dispose())

@@ -105,7 +105,7 @@ describe("Organizations.single", () => {
   it("with several organisations, a call without a caller is refused, saying why", async () => {
     const several = Mailroom.make({
       provider: EmailProvider.layerMemory(),
-      store: ObjectStore.layerMemory,
+      store: ObjectStore.layerMemory(),
       organizations: Organizations.layerStatic({
         serviceDomain: "mailroom.test",
         organizations: [
@@ -144,7 +144,7 @@ describe("bytes given in process count in the attachment memory budget", () => {
     }
     const mailroom = Mailroom.make({
       provider: Layer.succeed(EmailProvider.EmailProvider, held),
-      store: ObjectStore.layerMemory,
+      store: ObjectStore.layerMemory(),
       organizations: Organizations.single({ domains: ["app.example"] }),
       mailer: { attachmentBytesInFlight: 10, attachmentBudgetWait: "50 millis" }
     })
@@ -168,7 +168,7 @@ describe("Mailroom.make with a layer that cannot be built", () => {
     ).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
     const mailroom = Mailroom.make({
       provider: EmailProvider.layerMemory(),
-      store: ObjectStore.layerMemory,
+      store: ObjectStore.layerMemory(),
       organizations
     })
     const error = (await rejection(mailroom.ready)) as Error

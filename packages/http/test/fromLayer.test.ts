@@ -11,7 +11,7 @@ import { keys, makeWorld } from "./world.js"
 const message = { from: "a@app.example", to: ["b@example.com"], subject: "Hi", body: { text: "Hi" } }
 
 const appLayer = (organizations: Layer.Layer<Organizations.Organizations, Config.ConfigError>) =>
-  Mailroom.layer({ provider: EmailProvider.layerMemory(), store: ObjectStore.layerMemory, organizations })
+  Mailroom.layer({ provider: EmailProvider.layerMemory(), store: ObjectStore.layerMemory(), organizations })
 
 it("a request made while the layer is still being built waits for it, then is served", async () => {
   const slow = Layer.effect(

@@ -64,7 +64,7 @@ for (const [transport, start] of Object.entries(transports)) {
           ...world,
           layer: Mailroom.layer({
             provider: EmailProvider.layerMemory(),
-            store: ObjectStore.layerMemory,
+            store: ObjectStore.layerMemory(),
             organizations,
             events: MailEvents.layer({ sinks: [sink] })
           }) as typeof world.layer

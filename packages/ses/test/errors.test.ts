@@ -408,7 +408,7 @@ describe("through core's Mailer, retries happen once, in core", () => {
   const mailer = (url: string) =>
     Mailroom.layer({
       provider: SesEmailProvider.layer(options(url)),
-      store: ObjectStore.layerMemory,
+      store: ObjectStore.layerMemory(),
       organizations: Organizations.layerStatic({
         serviceDomain: "mailroom.test",
         organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"] }]
