@@ -1,7 +1,7 @@
 // The send operation of the API: validates a request, applies the organisation's sender domains and
 // the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
 import { createHash } from "node:crypto"
-import { Context, Duration, Effect, Exit, Layer, Metric, Random } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Metric, Random, Schedule } from "effect"
 import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
@@ -127,36 +127,47 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       }
     })
 
-  /** Retries only what the provider certainly did not accept, waiting longer each time. */
+  /** How long the provider asked to wait, when it did (a `RateLimited` with `retryAfter`). */
+  const askedMillis = (error: ProviderError) =>
+    error.reason._tag === "RateLimited" && error.reason.retryAfter !== undefined
+      ? Duration.toMillis(error.reason.retryAfter)
+      : 0
+
+  // Retried: what the provider certainly did not accept (`isRetryable`), unless it asks for a longer
+  // wait than `maxDelay`. Not retried: core's own refusals (provider "mailroom"), such as the rate
+  // limiter's, which already waited as long as it was allowed to.
+  const retryable = (error: ProviderError) =>
+    error.provider !== "mailroom" && error.isRetryable && askedMillis(error) <= maxDelay
+
+  // Exponential from `baseDelay`, each wait capped at `maxDelay` and jittered over its upper half,
+  // never shorter than the provider asked; `maxAttempts` in all.
+  const retrySchedule = Schedule.exponential(Duration.millis(baseDelay)).pipe(
+    Schedule.setInputType<ProviderError>(),
+    Schedule.modifyDelay(({ duration, input }) =>
+      Effect.map(Random.next, (random) => {
+        const backoff = Math.min(maxDelay, Duration.toMillis(duration))
+        return Duration.millis(Math.max(backoff / 2 + random * (backoff / 2), askedMillis(input)))
+      })
+    ),
+    Schedule.upTo({ times: maxAttempts - 1 }),
+    Schedule.while(({ input }) => Effect.succeed(retryable(input))),
+    // Last, so it counts only the retries that happen.
+    Schedule.tap(({ input }) =>
+      Metric.update(
+        Metric.withAttributes(MailroomMetrics.retries, { provider: provider.name, reason: input.reason._tag }),
+        1
+      )
+    )
+  )
+
+  /** Each attempt first takes its tokens from the rate limiter, when there is one. */
   const sendWithRetries = (email: OutboundEmail) => {
     const recipients = email.to.length + email.cc.length + email.bcc.length
-    // A refusal of the limiter is answered as it is (429): it already waited as long as allowed.
-    const acquire = limiter._tag === "Some" ? limiter.value.acquire(recipients) : Effect.void
-    const attempt = (n: number): Effect.Effect<{ readonly messageId: string }, ProviderError> =>
-      Effect.andThen(
-        acquire,
-        provider.send(email).pipe(
-          Effect.catchTag("ProviderError", (error: ProviderError) =>
-            Effect.gen(function* () {
-              if (!error.isRetryable || n >= maxAttempts) return yield* error
-              const backoff = Math.min(maxDelay, baseDelay * 2 ** (n - 1))
-              const jittered = backoff / 2 + (yield* Random.next) * (backoff / 2)
-              const asked =
-                error.reason._tag === "RateLimited" && error.reason.retryAfter !== undefined
-                  ? Duration.toMillis(error.reason.retryAfter)
-                  : 0
-              if (asked > maxDelay) return yield* error
-              yield* Effect.sleep(Duration.millis(Math.max(jittered, asked)))
-              yield* Metric.update(
-                Metric.withAttributes(MailroomMetrics.retries, { provider: provider.name, reason: error.reason._tag }),
-                1
-              )
-              return yield* attempt(n + 1)
-            })
-          )
-        )
-      )
-    return attempt(1)
+    const attempt =
+      limiter._tag === "Some"
+        ? Effect.andThen(limiter.value.acquire(recipients), provider.send(email))
+        : provider.send(email)
+    return Effect.retry(attempt, retrySchedule)
   }
 
   // The hot path of every send: plain functions and a few Effect steps, no generators, so that what
