@@ -8,7 +8,7 @@ import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Effect, Layer, Redacted } from "effect"
 import { GoogleAuth, JWT } from "google-auth-library"
-import { toObjectError, toStoreError } from "./internal/errors.js"
+import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { read } from "./internal/read.js"
 import { makeSigner, maxExpiresIn, type SignRequest } from "./internal/signing.js"
 
@@ -126,9 +126,12 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
   // The SDK floors both instants to seconds: one `now` for both keeps X-Goog-Expires exact.
   const sign = (request: Omit<SignRequest, "now">) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const what = `presign ${request.method} ${request.key}`
+      const operation = `presign ${request.method}`
       if (signLocally !== undefined && request.expiresIn > 0 && request.expiresIn <= maxExpiresIn) {
-        return Effect.try({ try: () => signLocally({ ...request, now }), catch: (error) => toStoreError(what, error) })
+        return Effect.try({
+          try: () => signLocally({ ...request, now }),
+          catch: (error) => toObjectStoreError(operation, request.key, error)
+        })
       }
       const config: GetSignedUrlConfig = {
         version: "v4",
@@ -143,7 +146,7 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
       }
       return Effect.tryPromise({
         try: () => bucket.file(request.key).getSignedUrl(config),
-        catch: (error) => toStoreError(what, error)
+        catch: (error) => toObjectStoreError(operation, request.key, error)
       }).pipe(Effect.map(([url]) => url))
     })
 
@@ -164,7 +167,7 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
     head: (key) =>
       Effect.tryPromise({
         try: () => bucket.file(key).getMetadata(),
-        catch: (error) => toObjectError("head", key, error)
+        catch: (error) => toLookupError("head", key, error)
       }).pipe(
         Effect.map(([metadata]) => ({
           size: Number(metadata.size ?? 0),
@@ -190,13 +193,13 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
       Effect.tryPromise({
         // Index objects are a few bytes: one multipart request instead of a resumable session.
         try: () => bucket.file(key).save(content, { resumable: false, contentType, metadata: { contentType } }),
-        catch: (error) => toStoreError(`put ${key}`, error)
+        catch: (error) => toObjectStoreError("put", key, error)
       }),
 
     delete: (key) =>
       Effect.tryPromise({
         try: () => bucket.file(key).delete(),
-        catch: (error) => toObjectError("delete", key, error)
+        catch: (error) => toLookupError("delete", key, error)
       }).pipe(Effect.asVoid)
   }
 }
