@@ -8,6 +8,7 @@ import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mai
 import { type Context, Duration, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
+import { reportedAt } from "./internal/adapterOptions.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
 import { lazy } from "./internal/lazy.js"
@@ -66,7 +67,7 @@ const storageLayer = (storage: Config["storage"], publicUrl: string) => {
             storage.secretAccessKey === undefined ? undefined : Redacted.make(storage.secretAccessKey)
           )
         })
-      )
+      ).pipe(reportedAt("storage"))
     case "gcs":
       return lazy(async () =>
         (await import("@mailroom/gcs")).GcsObjectStore.layer({
@@ -75,7 +76,7 @@ const storageLayer = (storage: Config["storage"], publicUrl: string) => {
           ...optional("keyFilename", storage.keyFilename),
           ...optional("apiEndpoint", storage.apiEndpoint)
         })
-      )
+      ).pipe(reportedAt("storage"))
   }
 }
 
@@ -162,9 +163,10 @@ const redisUrls = (config: Config): ReadonlyArray<string> => [
 
 /**
  * What building the layers can fail with: a database or an event queue that cannot be opened, an
- * idempotency directory that cannot be created or a Redis (for keys or the queue) that cannot be reached.
+ * idempotency directory that cannot be created, a Redis (for keys or the queue) that cannot be reached,
+ * or an option an adapter refuses.
  */
-type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
+type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable | ConfigError
 
 /** Resolves once every promise of `pending` has settled, including those added meanwhile. */
 const settledAll = async (pending: ReadonlySet<Promise<void>>) => {
