@@ -9,7 +9,7 @@ import {
 } from "@aws-sdk/client-s3"
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, Effect, Layer, Redacted, type Scope } from "effect"
+import { Clock, Config, Effect, Layer, type Scope } from "effect"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { type Credentials, makePresigner, resolveTarget } from "./internal/presigner.js"
 
@@ -34,12 +34,12 @@ export interface ConnectionOptions {
    */
   readonly forcePathStyle?: boolean
   /** Access key id, given together with `secretAccessKey`. Default: the SDK's credential chain. */
-  readonly accessKeyId?: string | Redacted.Redacted<string>
+  readonly accessKeyId?: Adapter.Secret
   /**
    * Secret access key, given together with `accessKeyId`. Default: the SDK's credential chain
    * (environment, shared config and credentials files, SSO, container and instance roles).
    */
-  readonly secretAccessKey?: string | Redacted.Redacted<string>
+  readonly secretAccessKey?: Adapter.Secret
 }
 
 /** An S3 client you built yourself (middleware, retry policy, HTTP agent, other credentials). */
@@ -56,16 +56,36 @@ export interface ClientOptions {
 
 export type Options = (ConnectionOptions & { readonly client?: undefined }) | ClientOptions
 
-const secretsOf = (options: ConnectionOptions) => {
-  const { accessKeyId, secretAccessKey } = options
-  if (accessKeyId === undefined && secretAccessKey === undefined) return undefined
-  if (accessKeyId === undefined || secretAccessKey === undefined) {
-    throw new Error("S3ObjectStore: give accessKeyId and secretAccessKey together, or neither for the SDK's chain")
+const invalid = (option: string, message: string) => Effect.fail(Adapter.invalidOption(option, message))
+
+/** The fixed keys of the options, or `undefined` for the SDK's chain; both or neither, and neither empty. */
+const secretsOf = (
+  options: ConnectionOptions
+): Effect.Effect<
+  { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined,
+  Config.ConfigError
+> => {
+  const accessKeyId = options.accessKeyId === undefined ? undefined : Adapter.secretValue(options.accessKeyId)
+  const secretAccessKey =
+    options.secretAccessKey === undefined ? undefined : Adapter.secretValue(options.secretAccessKey)
+  if (accessKeyId === undefined && secretAccessKey === undefined) return Effect.succeed(undefined)
+  if (accessKeyId === undefined)
+    return invalid("accessKeyId", "must be given with secretAccessKey (or neither, for the SDK's credential chain)")
+  if (secretAccessKey === undefined)
+    return invalid("secretAccessKey", "must be given with accessKeyId (or neither, for the SDK's credential chain)")
+  if (accessKeyId.trim() === "") return invalid("accessKeyId", "must not be empty")
+  if (secretAccessKey.trim() === "") return invalid("secretAccessKey", "must not be empty")
+  return Effect.succeed({ accessKeyId, secretAccessKey })
+}
+
+/** The options `build` takes as they are: checked here, so a bad one fails `make` instead of a request. */
+const checkConnection = (options: ConnectionOptions): Effect.Effect<void, Config.ConfigError> => {
+  if (options.region.trim() === "") return invalid("region", 'must be a region name such as eu-west-3 ("auto" for R2)')
+  const { endpoint } = options
+  if (endpoint !== undefined && !(URL.canParse(endpoint) && /^https?:$/.test(new URL(endpoint).protocol))) {
+    return invalid("endpoint", "must be an http(s) URL, such as http://localhost:9000")
   }
-  return {
-    accessKeyId: Redacted.isRedacted(accessKeyId) ? Redacted.value(accessKeyId) : accessKeyId,
-    secretAccessKey: Redacted.isRedacted(secretAccessKey) ? Redacted.value(secretAccessKey) : secretAccessKey
-  }
+  return Effect.void
 }
 
 interface Connection {
@@ -77,9 +97,10 @@ interface Connection {
   readonly credentials: Credentials
 }
 
-const build = (options: ConnectionOptions): Effect.Effect<Connection, never, Scope.Scope> =>
+const build = (options: ConnectionOptions): Effect.Effect<Connection, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
-    const secrets = yield* Effect.try({ try: () => secretsOf(options), catch: (error) => error }).pipe(Effect.orDie)
+    yield* checkConnection(options)
+    const secrets = yield* secretsOf(options)
     const client = yield* Effect.acquireRelease(
       Effect.sync(
         () =>
@@ -95,6 +116,11 @@ const build = (options: ConnectionOptions): Effect.Effect<Connection, never, Sco
       ),
       (client) => Effect.sync(() => client.destroy())
     )
+    // The SDK's own check of the region (a host name label), which each of its requests would fail on.
+    yield* Effect.tryPromise({
+      try: () => client.config.region(),
+      catch: () => Adapter.invalidOption("region", 'must be a region name such as eu-west-3 ("auto" for R2)')
+    })
     return {
       client,
       region: options.region,
@@ -104,12 +130,20 @@ const build = (options: ConnectionOptions): Effect.Effect<Connection, never, Sco
     }
   })
 
-const adopt = (client: S3Client): Effect.Effect<Connection> =>
-  Effect.promise(async () => {
-    const endpoint = client.config.endpoint === undefined ? undefined : await client.config.endpoint()
+/** An injected client's settings, resolved once; a client without a region cannot sign URLs. */
+const adopt = (client: S3Client): Effect.Effect<Connection, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const region = yield* Effect.tryPromise({
+      try: () => client.config.region(),
+      catch: () => Adapter.invalidOption("client", "must be an S3Client with a region")
+    })
+    const endpoint = yield* Effect.tryPromise({
+      try: async () => (client.config.endpoint === undefined ? undefined : await client.config.endpoint()),
+      catch: () => Adapter.invalidOption("client", "must be an S3Client whose endpoint resolves")
+    })
     return {
       client,
-      region: await client.config.region(),
+      region,
       endpoint:
         endpoint === undefined
           ? undefined
@@ -122,9 +156,12 @@ const adopt = (client: S3Client): Effect.Effect<Connection> =>
 /**
  * An ObjectStore on the bucket. Presigned PUTs bind `Content-Type` (and `Content-Length` when
  * declared) as signed headers; head, get and delete answer `ObjectNotFound` for a missing key.
+ * Fails with a `ConfigError` naming the option when one cannot be used. Scoped: a client built from
+ * the options is destroyed with the scope.
  */
-export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, never, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
+    if (options.bucket.trim() === "") return yield* invalid("bucket", "must not be empty")
     const { client, region, endpoint, forcePathStyle, credentials } =
       options.client === undefined ? yield* build(options) : yield* adopt(options.client)
     const Bucket = options.bucket
@@ -233,7 +270,7 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, n
   })
 
 /** Provides core's `ObjectStore` on the bucket; a client built from options is destroyed with the layer. */
-export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore> =>
+export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
   Layer.effect(ObjectStore.ObjectStore, make(options))
 
 /**
