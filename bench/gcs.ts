@@ -14,11 +14,13 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
   const client_email = "mailroom-bench@demo-mailroom.iam.gserviceaccount.com"
   const bucket = "mailroom-attachments"
   const key = "attachments/org_acme/1767225600000-Relevé de compte.pdf"
-  const store = GcsObjectStore.make({
-    bucket,
-    projectId: "demo-mailroom",
-    credentials: { client_email, private_key: pem }
-  })
+  const store = await Effect.runPromise(
+    GcsObjectStore.make({
+      bucket,
+      projectId: "demo-mailroom",
+      credentials: { client_email, private_key: pem }
+    })
+  )
   // The SDK with the same service account, authenticated as the adapter did before it signed itself.
   const scopes = ["https://www.googleapis.com/auth/devstorage.full_control"]
   const auth = new GoogleAuth({ authClient: new JWT({ email: client_email, key: pem, scopes }), scopes })

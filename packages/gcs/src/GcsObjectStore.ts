@@ -1,27 +1,36 @@
 // mailroom's ObjectStore on Google Cloud Storage: V4 signed URLs for direct uploads and downloads,
 // and head/get/put/delete through the JSON API of @google-cloud/storage.
 
-import { createPrivateKey, type KeyObject } from "node:crypto"
-import { readFileSync } from "node:fs"
-import { type GetSignedUrlConfig, Storage } from "@google-cloud/storage"
+import type { GetSignedUrlConfig, Storage } from "@google-cloud/storage"
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, Effect, Layer, Redacted } from "effect"
-import { GoogleAuth, JWT } from "google-auth-library"
-import { toObjectError, toStoreError } from "./internal/errors.js"
+import { Clock, Config, Effect, Layer } from "effect"
+import { type Account, inlineAccount, keyFileAccount, makeClient } from "./internal/client.js"
+import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { read } from "./internal/read.js"
 import { makeSigner, maxExpiresIn, type SignRequest } from "./internal/signing.js"
 
 /** The two fields of a service-account key file that signing and authentication need. */
 export interface ServiceAccountCredentials {
   readonly client_email: string
-  /** A plain string is wrapped in `Redacted` at once, so it never shows in logs. */
-  readonly private_key: string | Redacted.Redacted<string>
+  /** The PEM private key, plain or `Redacted` (as `Config.Redacted` reads it). */
+  readonly private_key: Adapter.Secret
 }
 
-export interface Options {
+interface CommonOptions {
   /** The bucket attachments are kept in. Required. */
   readonly bucket: string
+  /**
+   * When set, an upload URL issued without a declared length also signs
+   * `x-goog-content-length-range: 0,<maxUploadBytes>`. GCS then requires the uploading client to
+   * send that header itself (it answers 400 without it), so enable this only for clients that are
+   * told to. A whole number above 0. Default: unset, because the API tells clients to send only `Content-Type`.
+   */
+  readonly maxUploadBytes?: number | undefined
+}
+
+/** Build the `Storage` client from these options. */
+export interface ConnectionOptions extends CommonOptions {
   /** The Google Cloud project. Default: the one of the credentials or the environment. */
   readonly projectId?: string | undefined
   /**
@@ -37,64 +46,14 @@ export interface Options {
    * built with `useAuthWithCustomEndpoint` when it needs them. Default: Google's endpoint.
    */
   readonly apiEndpoint?: string | undefined
-  /**
-   * When set, an upload URL issued without a declared length also signs
-   * `x-goog-content-length-range: 0,<maxUploadBytes>`. GCS then requires the uploading client to
-   * send that header itself (it answers 400 without it), so enable this only for clients that are
-   * told to. Default: unset, because the API tells clients to send only `Content-Type`.
-   */
-  readonly maxUploadBytes?: number | undefined
-  /** A ready `Storage` client (custom auth, retry options, interceptors). Default: built from the options above. */
-  readonly client?: Storage | undefined
 }
 
-const scopes = ["https://www.googleapis.com/auth/devstorage.full_control"]
-
-/** The service account of a key file, read once: what `keyFilename` names. */
-const keyFileAccount = (path: string): ServiceAccountCredentials => {
-  const parsed = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
-  if (typeof parsed.client_email !== "string" || typeof parsed.private_key !== "string") {
-    throw new Error(
-      `GcsObjectStore: ${path} is not a service-account key file (no client_email and private_key); for other credentials leave keyFilename unset and use the default chain (GOOGLE_APPLICATION_CREDENTIALS), or inject a client`
-    )
-  }
-  return { client_email: parsed.client_email, private_key: Redacted.make(parsed.private_key) }
+/** A `Storage` client you built yourself (custom auth, retry options, interceptors); URLs are signed by the SDK with its credentials. */
+export interface ClientOptions extends CommonOptions {
+  readonly client: Storage
 }
 
-/**
- * The SDK's `credentials` and `keyFilename` options print a deprecation notice on every construction;
- * an `authClient` does not. The SDK signs URLs locally with a JWT client's key, and finds the email it
- * signs for in `jsonContent`, which the deprecated option would have set: set here, it is the same.
- */
-const serviceAccountAuth = (account: ServiceAccountCredentials): GoogleAuth => {
-  const key = Redacted.isRedacted(account.private_key) ? Redacted.value(account.private_key) : account.private_key
-  const auth = new GoogleAuth({ authClient: new JWT({ email: account.client_email, key, scopes }), scopes })
-  auth.jsonContent = { client_email: account.client_email, private_key: key }
-  return auth
-}
-
-const makeClient = (options: Options, account: ServiceAccountCredentials | undefined): Storage =>
-  new Storage({
-    ...(options.projectId === undefined ? {} : { projectId: options.projectId }),
-    ...(options.apiEndpoint === undefined ? {} : { apiEndpoint: options.apiEndpoint }),
-    ...(account === undefined ? {} : { authClient: serviceAccountAuth(account) })
-  })
-
-/**
- * The key parsed once, for the store's lifetime. Undefined when it cannot sign here: an injected
- * client or the default chain (which may sign through IAM signBlob, with no private key at hand),
- * or a key Node cannot parse, which the SDK then reports in its own words when asked to sign.
- */
-const localKey = (account: ServiceAccountCredentials | undefined): KeyObject | undefined => {
-  if (account === undefined) return undefined
-  try {
-    return createPrivateKey(
-      Redacted.isRedacted(account.private_key) ? Redacted.value(account.private_key) : account.private_key
-    )
-  } catch {
-    return undefined
-  }
-}
+export type Options = (ConnectionOptions & { readonly client?: undefined }) | ClientOptions
 
 /** The headers an upload URL binds besides `Content-Type` (which the SDK signs itself). */
 const boundHeaders = (options: Options, contentLength: number | undefined): Record<string, string> => {
@@ -105,30 +64,56 @@ const boundHeaders = (options: Options, contentLength: number | undefined): Reco
   return {}
 }
 
-export const make = (options: Options): ObjectStore.ObjectStore => {
-  const account =
-    options.client !== undefined
-      ? undefined
-      : (options.credentials ?? (options.keyFilename === undefined ? undefined : keyFileAccount(options.keyFilename)))
-  const client = options.client ?? makeClient(options, account)
+/** What `make` checks whatever the client: the options the store itself uses. */
+const checkOptions = (options: Options): Effect.Effect<void, Config.ConfigError> => {
+  if (options.bucket.trim() === "") return Effect.fail(Adapter.invalidOption("bucket", "must not be empty"))
+  const max = options.maxUploadBytes
+  if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
+    return Effect.fail(Adapter.invalidOption("maxUploadBytes", "must be a whole number of bytes above 0"))
+  }
+  return Effect.void
+}
+
+/** The client built from the options and, with `keyFilename` or `credentials`, the account that signs here. */
+const connect = (
+  options: ConnectionOptions
+): Effect.Effect<{ readonly client: Storage; readonly account: Account | undefined }, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const account =
+      options.credentials !== undefined
+        ? yield* inlineAccount(options.credentials.client_email, options.credentials.private_key)
+        : options.keyFilename !== undefined
+          ? yield* keyFileAccount(options.keyFilename)
+          : undefined
+    return { client: yield* makeClient(options, account), account }
+  })
+
+/**
+ * The store on `client`. With an `account` it signs URLs in process with the key parsed once; without
+ * one (an injected client, or the default chain, which may sign through IAM signBlob with no private
+ * key at hand) the SDK signs.
+ */
+const storeOn = (client: Storage, account: Account | undefined, options: Options): ObjectStore.ObjectStore => {
   const bucket = client.bucket(options.bucket)
-  const privateKey = localKey(account)
   const signLocally =
-    account === undefined || privateKey === undefined
+    account === undefined
       ? undefined
       : makeSigner({
           apiEndpoint: client.apiEndpoint,
           bucket: options.bucket,
-          clientEmail: account.client_email,
-          privateKey
+          clientEmail: account.clientEmail,
+          privateKey: account.privateKey
         })
 
   // The SDK floors both instants to seconds: one `now` for both keeps X-Goog-Expires exact.
   const sign = (request: Omit<SignRequest, "now">) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const what = `presign ${request.method} ${request.key}`
+      const operation = `presign ${request.method}`
       if (signLocally !== undefined && request.expiresIn > 0 && request.expiresIn <= maxExpiresIn) {
-        return Effect.try({ try: () => signLocally({ ...request, now }), catch: (error) => toStoreError(what, error) })
+        return Effect.try({
+          try: () => signLocally({ ...request, now }),
+          catch: (error) => toObjectStoreError(operation, request.key, error)
+        })
       }
       const config: GetSignedUrlConfig = {
         version: "v4",
@@ -143,7 +128,7 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
       }
       return Effect.tryPromise({
         try: () => bucket.file(request.key).getSignedUrl(config),
-        catch: (error) => toStoreError(what, error)
+        catch: (error) => toObjectStoreError(operation, request.key, error)
       }).pipe(Effect.map(([url]) => url))
     })
 
@@ -164,7 +149,7 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
     head: (key) =>
       Effect.tryPromise({
         try: () => bucket.file(key).getMetadata(),
-        catch: (error) => toObjectError("head", key, error)
+        catch: (error) => toLookupError("head", key, error)
       }).pipe(
         Effect.map(([metadata]) => ({
           size: Number(metadata.size ?? 0),
@@ -190,29 +175,39 @@ export const make = (options: Options): ObjectStore.ObjectStore => {
       Effect.tryPromise({
         // Index objects are a few bytes: one multipart request instead of a resumable session.
         try: () => bucket.file(key).save(content, { resumable: false, contentType, metadata: { contentType } }),
-        catch: (error) => toStoreError(`put ${key}`, error)
+        catch: (error) => toObjectStoreError("put", key, error)
       }),
 
     delete: (key) =>
       Effect.tryPromise({
         try: () => bucket.file(key).delete(),
-        catch: (error) => toObjectError("delete", key, error)
+        catch: (error) => toLookupError("delete", key, error)
       }).pipe(Effect.asVoid)
   }
 }
 
-/** Provides core's `ObjectStore` on GCS. */
-export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore> =>
-  Layer.sync(ObjectStore.ObjectStore, () => make(options))
+/**
+ * An ObjectStore on the bucket. Fails with a `ConfigError` naming the option when one cannot be used
+ * (an empty bucket, a key file that is no service account's, a private key that cannot sign, an
+ * endpoint that is no URL, a `maxUploadBytes` that is no size). Builds no connection: nothing to close.
+ */
+export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, Config.ConfigError> =>
+  Effect.gen(function* () {
+    yield* checkOptions(options)
+    const { client, account } =
+      options.client === undefined ? yield* connect(options) : { client: options.client, account: undefined }
+    return storeOn(client, account, options)
+  })
+
+/** Provides core's `ObjectStore` on GCS (the server's `"storage": { "kind": "gcs", ... }`). */
+export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
+  Layer.effect(ObjectStore.ObjectStore, make(options))
 
 /**
- * Provides core's `ObjectStore` on GCS with options read from `Config`, e.g.
+ * As `layer`, with the options read from `Config`, e.g.
  * `layerConfig({ bucket: Config.String("GCS_BUCKET"), projectId: Config.String("GCP_PROJECT").pipe(Config.withDefault(undefined)) })`.
  */
 export const layerConfig = (
-  options: Config.Wrap<Omit<Options, "client">>
+  config: Config.Wrap<ConnectionOptions>
 ): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
-  Layer.effect(
-    ObjectStore.ObjectStore,
-    Effect.map(Config.unwrap(options), (resolved) => make(resolved))
-  )
+  Layer.effect(ObjectStore.ObjectStore, Effect.flatMap(Config.unwrap(config), make))

@@ -65,7 +65,7 @@ describe("vendor errors become core's", () => {
       Effect.gen(function* () {
         answer = status
         received.length = 0
-        for (const [name, operation] of operations(storeAt(endpoint))) {
+        for (const [name, operation] of operations(yield* storeAt(endpoint))) {
           const error = yield* Effect.flip(operation as Effect.Effect<unknown, ObjectStore.ObjectStoreError>)
           assert.strictEqual(error._tag, "ObjectStoreError", name)
           assert.strictEqual(error.reason._tag, reason, name)
@@ -90,7 +90,7 @@ describe("vendor errors become core's", () => {
   it.effect("404 is ObjectNotFound for head, get and delete, but not for put (the bucket is missing)", () =>
     Effect.gen(function* () {
       answer = 404
-      for (const [name, operation] of operations(storeAt(endpoint))) {
+      for (const [name, operation] of operations(yield* storeAt(endpoint))) {
         const error = yield* Effect.flip(operation as Effect.Effect<unknown, { readonly _tag: string }>)
         assert.strictEqual(error._tag, name === "put" ? "ObjectStoreError" : "ObjectNotFound", name)
       }
@@ -104,7 +104,7 @@ describe("vendor errors become core's", () => {
       yield* Effect.promise(() => new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve)))
       const { port } = closed.address() as AddressInfo
       yield* Effect.promise(() => new Promise<void>((resolve) => closed.close(() => resolve())))
-      for (const [name, operation] of operations(storeAt(`http://127.0.0.1:${port}`))) {
+      for (const [name, operation] of operations(yield* storeAt(`http://127.0.0.1:${port}`))) {
         const error = yield* Effect.flip(operation as Effect.Effect<unknown, ObjectStore.ObjectStoreError>)
         assert.strictEqual(error.reason._tag, "Unavailable", name)
         assert.strictEqual((error.cause as { code?: unknown }).code, "ECONNREFUSED", name)

@@ -65,7 +65,7 @@ describe("URLs signed in process", () => {
     it.effect(`are the SDK's own, byte for byte (${apiEndpoint ?? "Google's endpoint"})`, () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(instant)
-        const store = GcsObjectStore.make({
+        const store = yield* GcsObjectStore.make({
           bucket,
           credentials: account.credentials,
           maxUploadBytes: 5_000_000,
@@ -125,7 +125,7 @@ describe("URLs signed in process", () => {
   it.effect("a lifetime over seven days is refused as the SDK refuses it", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(instant)
-      const store = GcsObjectStore.make({ bucket, credentials: account.credentials })
+      const store = yield* GcsObjectStore.make({ bucket, credentials: account.credentials })
       const error = yield* Effect.flip(store.presignGet({ key: keys[0] ?? "", expiresIn: 604_801 }))
       assert.strictEqual(error._tag, "ObjectStoreError")
       assert.include(error.message, "seven days")
@@ -145,7 +145,7 @@ describe("URLs signed in process", () => {
           return sign("sha256", Buffer.from(blob), key).toString("base64")
         }
       })
-      const store = GcsObjectStore.make({
+      const store = yield* GcsObjectStore.make({
         bucket,
         client: new Storage({ projectId: "demo-mailroom", authClient: auth })
       })

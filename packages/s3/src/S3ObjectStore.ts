@@ -9,7 +9,7 @@ import {
 } from "@aws-sdk/client-s3"
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, Effect, Layer, Redacted, type Scope } from "effect"
+import { Clock, Config, Effect, Layer, type Scope } from "effect"
 import { resolveTarget } from "./internal/endpoint.js"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { type Credentials, makePresigner } from "./internal/presigner.js"
@@ -35,12 +35,12 @@ export interface ConnectionOptions {
    */
   readonly forcePathStyle?: boolean
   /** Access key id, given together with `secretAccessKey`. Default: the SDK's credential chain. */
-  readonly accessKeyId?: string | Redacted.Redacted<string>
+  readonly accessKeyId?: Adapter.Secret
   /**
    * Secret access key, given together with `accessKeyId`. Default: the SDK's credential chain
    * (environment, shared config and credentials files, SSO, container and instance roles).
    */
-  readonly secretAccessKey?: string | Redacted.Redacted<string>
+  readonly secretAccessKey?: Adapter.Secret
 }
 
 /** An S3 client you built yourself (middleware, retry policy, HTTP agent, other credentials). */
@@ -58,16 +58,36 @@ export interface ClientOptions {
 
 export type Options = (ConnectionOptions & { readonly client?: undefined }) | ClientOptions
 
-const secretsOf = (options: ConnectionOptions) => {
-  const { accessKeyId, secretAccessKey } = options
-  if (accessKeyId === undefined && secretAccessKey === undefined) return undefined
-  if (accessKeyId === undefined || secretAccessKey === undefined) {
-    throw new Error("S3ObjectStore: give accessKeyId and secretAccessKey together, or neither for the SDK's chain")
+const invalid = (option: string, message: string) => Effect.fail(Adapter.invalidOption(option, message))
+
+/** The fixed keys of the options, or `undefined` for the SDK's chain; both or neither, and neither empty. */
+const secretsOf = (
+  options: ConnectionOptions
+): Effect.Effect<
+  { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined,
+  Config.ConfigError
+> => {
+  const accessKeyId = options.accessKeyId === undefined ? undefined : Adapter.secretValue(options.accessKeyId)
+  const secretAccessKey =
+    options.secretAccessKey === undefined ? undefined : Adapter.secretValue(options.secretAccessKey)
+  if (accessKeyId === undefined && secretAccessKey === undefined) return Effect.succeed(undefined)
+  if (accessKeyId === undefined)
+    return invalid("accessKeyId", "must be given with secretAccessKey (or neither, for the SDK's credential chain)")
+  if (secretAccessKey === undefined)
+    return invalid("secretAccessKey", "must be given with accessKeyId (or neither, for the SDK's credential chain)")
+  if (accessKeyId.trim() === "") return invalid("accessKeyId", "must not be empty")
+  if (secretAccessKey.trim() === "") return invalid("secretAccessKey", "must not be empty")
+  return Effect.succeed({ accessKeyId, secretAccessKey })
+}
+
+/** The options `build` takes as they are: checked here, so a bad one fails `make` instead of a request. */
+const checkConnection = (options: ConnectionOptions): Effect.Effect<void, Config.ConfigError> => {
+  if (options.region.trim() === "") return invalid("region", 'must be a region name such as eu-west-3 ("auto" for R2)')
+  const { endpoint } = options
+  if (endpoint !== undefined && !(URL.canParse(endpoint) && /^https?:$/.test(new URL(endpoint).protocol))) {
+    return invalid("endpoint", "must be an http(s) URL, such as http://localhost:9000")
   }
-  return {
-    accessKeyId: Redacted.isRedacted(accessKeyId) ? Redacted.value(accessKeyId) : accessKeyId,
-    secretAccessKey: Redacted.isRedacted(secretAccessKey) ? Redacted.value(secretAccessKey) : secretAccessKey
-  }
+  return Effect.void
 }
 
 interface Connection {
@@ -76,9 +96,10 @@ interface Connection {
   readonly credentials: Credentials
 }
 
-const build = (options: ConnectionOptions): Effect.Effect<Connection, never, Scope.Scope> =>
+const build = (options: ConnectionOptions): Effect.Effect<Connection, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
-    const secrets = yield* Effect.try({ try: () => secretsOf(options), catch: (error) => error }).pipe(Effect.orDie)
+    yield* checkConnection(options)
+    const secrets = yield* secretsOf(options)
     const client = yield* Effect.acquireRelease(
       Effect.sync(
         () =>
@@ -94,28 +115,47 @@ const build = (options: ConnectionOptions): Effect.Effect<Connection, never, Sco
       ),
       (client) => Effect.sync(() => client.destroy())
     )
+    // The SDK's own check of the region (a host name label), which each of its requests would fail on.
+    yield* Effect.tryPromise({
+      try: () => client.config.region(),
+      catch: () => Adapter.invalidOption("region", 'must be a region name such as eu-west-3 ("auto" for R2)')
+    })
     return { client, credentials: secrets ?? client.config.credentials }
+  })
+
+/** An injected client: one without a region cannot sign URLs. */
+const adopt = (client: S3Client): Effect.Effect<Connection, Config.ConfigError> =>
+  Effect.gen(function* () {
+    yield* Effect.tryPromise({
+      try: () => client.config.region(),
+      catch: () => Adapter.invalidOption("client", "must be an S3Client with a region")
+    })
+    return { client, credentials: client.config.credentials }
   })
 
 /**
  * An ObjectStore on the bucket. Presigned PUTs bind `Content-Type` (and `Content-Length` when
  * declared) as signed headers; head, get and delete answer `ObjectNotFound` for a missing key.
- * Dies, naming the settings, where the SDK cannot address the bucket with them (accelerate with
- * path style, FIPS or a custom endpoint) or its URLs need more than SigV4 (S3 Express directory
- * buckets, Multi-Region Access Points).
+ * Fails with a `ConfigError` naming the option when one cannot be used, also where the SDK cannot
+ * address the bucket with the client's settings (accelerate with path style, FIPS or a custom
+ * endpoint) or its URLs need more than SigV4 (S3 Express directory buckets, Multi-Region Access
+ * Points). Scoped: a client built from the options is destroyed with the scope.
  */
-export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, never, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
-    const { client, credentials } =
-      options.client === undefined
-        ? yield* build(options)
-        : { client: options.client, credentials: options.client.config.credentials }
+    if (options.bucket.trim() === "") return yield* invalid("bucket", "must not be empty")
+    const { client, credentials } = options.client === undefined ? yield* build(options) : yield* adopt(options.client)
     const Bucket = options.bucket
     // Once per store, so a URL costs one signature: the client's own endpoint rules, which refuse
     // settings they cannot honour (accelerate with path style or a custom endpoint, ...).
-    const target = yield* Effect.tryPromise({ try: () => resolveTarget(client, Bucket), catch: (error) => error }).pipe(
-      Effect.orDie
-    )
+    const target = yield* Effect.tryPromise({
+      try: () => resolveTarget(client, Bucket),
+      catch: (error) =>
+        Adapter.invalidOption(
+          options.client === undefined ? "endpoint" : "client",
+          error instanceof Error ? error.message : String(error)
+        )
+    })
     const presigner = makePresigner({ target, credentials })
 
     const head = (key: string) =>
@@ -217,7 +257,7 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, n
   })
 
 /** Provides core's `ObjectStore` on the bucket; a client built from options is destroyed with the layer. */
-export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore> =>
+export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
   Layer.effect(ObjectStore.ObjectStore, make(options))
 
 /**

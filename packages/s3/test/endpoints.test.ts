@@ -208,14 +208,4 @@ describe("S3ObjectStore presigned URLs per endpoint setting", () => {
       assert.strictEqual(refusal({ url, method: "GET", secretAccessKey: "another secret" }), "signature does not match")
     })
   )
-
-  it.live("half a key pair is refused when the store is built", () =>
-    Effect.gen(function* () {
-      const exit = yield* Effect.exit(
-        S3ObjectStore.make({ bucket: "mailroom-attachments", region: "eu-west-3", accessKeyId: "AKIDEXAMPLE" })
-      )
-      assert.isTrue(exit._tag === "Failure")
-      assert.include(String(exit), "accessKeyId and secretAccessKey together")
-    })
-  )
 })

@@ -12,6 +12,7 @@ import { startStorageEmulator } from "../../gcs/test/support/emulator.js"
 import { makeServiceAccount } from "../../gcs/test/support/keys.js"
 import { makeSignedUrlFetch } from "../../gcs/test/support/signedUrlFetch.js"
 import * as Radosgw from "../../s3/test/support/radosgw.js"
+import { Server, ServerConfig } from "../src/index.js"
 import { type ServerProcess, startServer } from "./support/serverProcess.js"
 
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
@@ -172,3 +173,40 @@ for (const [kind, setup] of Object.entries(setups)) {
     })
   })
 }
+
+describe("a storage option the adapter refuses", () => {
+  it("stops start-up with the config's error, naming the option under storage", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-storage-option-"))
+    try {
+      for (const [storage, problem] of [
+        [
+          { kind: "s3", bucket: "mailroom-attachments", region: "eu-west-3", accessKeyId: "AKIDEXAMPLE" },
+          "storage.secretAccessKey: must be given with accessKeyId"
+        ],
+        [
+          { kind: "gcs", bucket: "mailroom-attachments", keyFilename: join(dir, "missing.json") },
+          "storage.keyFilename: cannot be read (ENOENT)"
+        ]
+      ] as const) {
+        const config = ServerConfig.parse(
+          {
+            port: 0,
+            serviceDomain: "mailroom.test",
+            organizations: [],
+            storage,
+            provider: { kind: "outbox", dir: "outbox" }
+          },
+          { baseDir: dir }
+        )
+        const error = await Server.start(config, { log: () => {} }).then(
+          (running) => running.close().then(() => undefined),
+          (cause: unknown) => cause
+        )
+        assert.instanceOf(error, ServerConfig.ServerConfigError, storage.kind)
+        assert.include((error as Error).message, problem)
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})

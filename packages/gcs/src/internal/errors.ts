@@ -57,9 +57,9 @@ const messageOf = (error: unknown): string => {
 }
 
 /** Any failure of an operation that has no object to be missing (put, presign). */
-export const toStoreError = (operation: string, error: unknown): ObjectStore.ObjectStoreError => {
+export const toObjectStoreError = (operation: string, key: string, error: unknown): ObjectStore.ObjectStoreError => {
   const status = statusOf(error)
-  const message = `GCS ${operation}: ${messageOf(error)}`
+  const message = `GCS ${operation} ${key}: ${messageOf(error)}`
   // The signer throws SigningError when the credentials cannot sign (no private key, no signBlob permission).
   if (status === 401 || status === 403 || fieldOf(error, "name") === "SigningError")
     return new ObjectStore.ObjectStoreError({
@@ -77,11 +77,11 @@ export const toStoreError = (operation: string, error: unknown): ObjectStore.Obj
 }
 
 /** A failure of head, get or delete on `key`: GCS answers 404 when nothing is stored under it. */
-export const toObjectError = (
+export const toLookupError = (
   operation: string,
   key: string,
   error: unknown
 ): ObjectStore.ObjectNotFound | ObjectStore.ObjectStoreError =>
   statusOf(error) === 404
     ? new ObjectStore.ObjectNotFound({ key, cause: error })
-    : toStoreError(`${operation} ${key}`, error)
+    : toObjectStoreError(operation, key, error)

@@ -5,7 +5,7 @@ import type { File } from "@google-cloud/storage"
 import type { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Effect } from "effect"
-import { toObjectError } from "./errors.js"
+import { toLookupError } from "./errors.js"
 
 interface Opened {
   readonly stream: Readable
@@ -63,13 +63,13 @@ export const read = <E>(
   ObjectStore.ObjectNotFound | ObjectStore.ObjectTooLarge | ObjectStore.ObjectStoreError | E
 > =>
   Effect.acquireUseRelease(
-    Effect.tryPromise({ try: () => open(file), catch: (error) => toObjectError("get", key, error) }),
+    Effect.tryPromise({ try: () => open(file), catch: (error) => toLookupError("get", key, error) }),
     ({ stream, info }) =>
       Effect.andThen(
         Adapter.admit(key, info, options),
         Effect.tryPromise({
           try: async () => ({ info, content: await collect(stream) }),
-          catch: (error) => toObjectError("get", key, error)
+          catch: (error) => toLookupError("get", key, error)
         })
       ),
     // A refused or interrupted read closes the download instead of reading a body nobody wants. The
