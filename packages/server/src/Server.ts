@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from "node:net"
 import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
-import { type Context, Duration, Layer, ManagedRuntime, Redacted } from "effect"
+import { type Context, Duration, Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { eventSources, eventsLayer } from "./internal/events.js"
@@ -162,9 +162,14 @@ const redisUrls = (config: Config): ReadonlyArray<string> => [
 
 /**
  * What building the layers can fail with: a database or an event queue that cannot be opened, an
- * idempotency directory that cannot be created or a Redis (for keys or the queue) that cannot be reached.
+ * idempotency directory that cannot be created, a Redis (for keys or the queue) that cannot be reached,
+ * or an option an adapter refuses (Effect's ConfigError, reported as the config's problem).
  */
-type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
+type LayerError =
+  | SqlError.SqlError
+  | PersistedQueue.PersistedQueueError
+  | MailroomError.Unavailable
+  | EffectConfig.ConfigError
 
 /** Resolves once every promise of `pending` has settled, including those added meanwhile. */
 const settledAll = async (pending: ReadonlySet<Promise<void>>) => {
@@ -353,7 +358,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   } catch (cause) {
     server.close()
     await runtime.dispose()
-    throw cause
+    throw cause instanceof EffectConfig.ConfigError ? new ConfigError("config", [cause.message]) : cause
   }
 
   const grace = Duration.toMillis(config.shutdownGracePeriod)

@@ -3,7 +3,7 @@
 import type { EventSource, MailEvents, MailroomError, Organizations } from "@mailroom/core"
 import { WebhookDelivery } from "@mailroom/core"
 import { DiskQueueStore } from "@mailroom/local"
-import { type Duration, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import { PersistedQueue, type Redis } from "effect/persistence"
 import type { EventsConfig } from "../ServerConfig.js"
 import { lazy } from "./lazy.js"
@@ -57,7 +57,8 @@ export const eventsLayer = (
 
 /**
  * The providers' webhooks the config turns on, each served at `POST /webhooks/{name}`; each provider's
- * package is imported only when its webhook is on.
+ * package is imported only when its webhook is on. Rejects with Effect's ConfigError for an option
+ * a source refuses.
  */
 export const eventSources = async (
   events: EventsConfig | undefined
@@ -73,6 +74,8 @@ export const eventSources = async (
             ...optional("eventBridgeHeader", ses.eventBridgeHeader)
           })
         ]),
-    ...(postmark === undefined ? [] : [(await import("@mailroom/postmark")).PostmarkEventSource.make(postmark)])
+    ...(postmark === undefined
+      ? []
+      : [await Effect.runPromise((await import("@mailroom/postmark")).PostmarkEventSource.make(postmark))])
   ]
 }
