@@ -68,11 +68,13 @@ export const eventSources = async (
     ...(ses === undefined
       ? []
       : [
-          (await import("@mailroom/ses")).SesEventSource.make({
-            topicArns: ses.topicArns,
-            ...optional("eventBridgeSecret", ses.eventBridgeSecret),
-            ...optional("eventBridgeHeader", ses.eventBridgeHeader)
-          })
+          await Effect.runPromise(
+            (await import("@mailroom/ses")).SesEventSource.make({
+              topicArns: ses.topicArns,
+              ...optional("eventBridgeSecret", ses.eventBridgeSecret),
+              ...optional("eventBridgeHeader", ses.eventBridgeHeader)
+            })
+          )
         ]),
     ...(postmark === undefined
       ? []
