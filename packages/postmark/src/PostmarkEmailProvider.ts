@@ -1,9 +1,10 @@
 // mailroom's EmailProvider on Postmark, through the official `postmark` client: one `POST /email` per
 // message, with Postmark's limits declared so core refuses what Postmark would refuse.
 import { EmailProvider } from "@mailroom/core"
-import { Config, Duration, Effect, Layer, Redacted } from "effect"
+import * as Adapter from "@mailroom/core/adapter"
+import { Config, Duration, Effect, Layer, Option } from "effect"
 import { ServerClient } from "postmark"
-import { fromAnswer, fromFailure } from "./internal/errors.js"
+import { toProviderError } from "./internal/errors.js"
 import { toPostmarkMessage } from "./internal/message.js"
 
 interface CommonOptions {
@@ -14,7 +15,7 @@ interface CommonOptions {
 /** Build the `postmark` client from a server token. */
 export interface TokenOptions extends CommonOptions {
   /** The server's API token, sent as `X-Postmark-Server-Token`. Required. */
-  readonly serverToken: Redacted.Redacted<string> | string
+  readonly serverToken: Adapter.Secret
   /** Host (and port) of the API. Default `"api.postmarkapp.com"`; set it for a local stand-in or a proxy. */
   readonly requestHost?: string
   /** Default `true`. `false` sends over plain HTTP, for a local stand-in only. */
@@ -38,7 +39,7 @@ export type Options = TokenOptions | ClientOptions
  * (read as 10,000,000 bytes, the stricter of the two readings, so core refuses before Postmark does);
  * and no attachment of the file types Postmark forbids.
  */
-const limits: EmailProvider.Limits = {
+export const limits: EmailProvider.Limits = {
   maxRecipients: 50,
   maxMessageBytes: 10_000_000,
   forbiddenExtensions: [
@@ -76,86 +77,102 @@ const limits: EmailProvider.Limits = {
   ]
 }
 
+/** A client, and the transport error behind its last network failure when it kept one. */
 interface Connection {
   readonly client: ServerClient
   readonly transportError: () => unknown
 }
 
-/**
- * A client per send when built from options: the client reduces a network failure to its message, so a
- * `fetch` that keeps the underlying error is what tells a refused connection (never sent, safe to retry)
- * from one dropped after the request went out (maybe sent). Building one is cheap: no connection is held.
- */
-const connector = (options: Options): (() => Connection) => {
-  if ("client" in options) {
-    const { client } = options
-    return () => ({ client, transportError: () => undefined })
-  }
-  const token = typeof options.serverToken === "string" ? options.serverToken : Redacted.value(options.serverToken)
-  if (token.trim() === "") throw new Error("PostmarkEmailProvider: the serverToken option is empty")
-  const configuration = {
-    useHttps: options.useHttps ?? true,
-    requestHost: options.requestHost ?? "api.postmarkapp.com",
-    timeout: Duration.toSeconds(options.timeout ?? "30 seconds")
-  }
-  return () => {
-    let transportError: unknown
-    const client = new ServerClient(token, {
-      ...configuration,
-      fetch: (input, init) =>
-        fetch(input, init).catch((error: unknown) => {
-          transportError = error
-          throw error
-        })
-    })
-    return { client, transportError: () => transportError }
-  }
+/** A host and optional port, as the client puts it between `https://` and `/email`. */
+const isHost = (host: string): boolean => /^[^\s/?#@]+$/.test(host) && URL.canParse(`https://${host}`)
+
+/** The timeout in seconds, as the client takes it. */
+const timeoutSeconds = (timeout: Duration.Input): Effect.Effect<number, Config.ConfigError> => {
+  const duration = Duration.fromInput(timeout)
+  return Option.isSome(duration) && Duration.isFinite(duration.value) && Duration.isPositive(duration.value)
+    ? Effect.succeed(Duration.toSeconds(duration.value))
+    : Effect.fail(Adapter.invalidOption("timeout", 'must be a positive duration, such as "30 seconds"'))
 }
 
-/** The provider. Throws when `serverToken` is empty, so a misconfigured server fails at start-up. */
-export const make = (options: Options): EmailProvider.EmailProvider => {
-  const connect = connector(options)
-  const messageStream = options.messageStream ?? "outbound"
-  return {
-    name: "postmark",
-    limits,
-    send: (email) =>
-      Effect.suspend(() => {
-        const { client, transportError } = connect()
-        const context = (seen: unknown) => ({
-          email,
-          forbiddenExtensions: limits.forbiddenExtensions,
-          messageStream,
-          transportError: seen
-        })
-        return Effect.tryPromise({
-          try: () => client.sendEmail(toPostmarkMessage(email, messageStream)),
-          catch: (error) => fromFailure(error, context(transportError()))
-        }).pipe(
-          Effect.flatMap((answer) =>
-            typeof answer?.MessageID === "string" && answer.MessageID !== ""
-              ? Effect.succeed({ messageId: answer.MessageID })
-              : Effect.fail(fromAnswer(answer, context(undefined)))
-          )
-        )
+/**
+ * A client per send when built from a token: the client reduces a network failure to its message, so
+ * a `fetch` that keeps the underlying error is what tells a refused connection (never sent, safe to
+ * retry) from one dropped after the request went out (maybe sent). Building one is cheap: no
+ * connection is held, so there is nothing to close.
+ */
+const connector = (options: Options): Effect.Effect<() => Connection, Config.ConfigError> =>
+  Effect.gen(function* () {
+    if ("client" in options) {
+      const { client } = options
+      return () => ({ client, transportError: () => undefined })
+    }
+    const token = Adapter.secretValue(options.serverToken)
+    if (token.trim() === "") return yield* Effect.fail(Adapter.invalidOption("serverToken", "must not be empty"))
+    const requestHost = options.requestHost ?? "api.postmarkapp.com"
+    if (!isHost(requestHost)) {
+      return yield* Effect.fail(
+        Adapter.invalidOption("requestHost", "must be a host and optional port, without scheme or path")
+      )
+    }
+    const configuration = {
+      useHttps: options.useHttps ?? true,
+      requestHost,
+      timeout: yield* timeoutSeconds(options.timeout ?? "30 seconds")
+    }
+    return () => {
+      let transportError: unknown
+      const client = new ServerClient(token, {
+        ...configuration,
+        fetch: (input, init) =>
+          fetch(input, init).catch((error: unknown) => {
+            transportError = error
+            throw error
+          })
       })
-  }
-}
+      return { client, transportError: () => transportError }
+    }
+  })
+
+/** The provider. Fails with a `ConfigError` naming the option when one is unusable (an empty `serverToken`...). */
+export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvider, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const messageStream = options.messageStream ?? "outbound"
+    if (messageStream.trim() === "") {
+      return yield* Effect.fail(Adapter.invalidOption("messageStream", "must not be empty"))
+    }
+    const connect = yield* connector(options)
+    return EmailProvider.EmailProvider.of({
+      name: "postmark",
+      limits,
+      send: (email) =>
+        Effect.suspend(() => {
+          const { client, transportError } = connect()
+          const context = { email, forbiddenExtensions: limits.forbiddenExtensions, messageStream }
+          return Effect.tryPromise({
+            try: () => client.sendEmail(toPostmarkMessage(email, messageStream)),
+            catch: (error) => toProviderError(error, { ...context, transportError: transportError() })
+          }).pipe(
+            Effect.flatMap((answer) =>
+              typeof answer?.MessageID === "string" && answer.MessageID !== ""
+                ? Effect.succeed({ messageId: answer.MessageID })
+                : // Postmark can answer 2xx with its refusal in `ErrorCode` instead of a MessageID.
+                  Effect.fail(toProviderError(answer, { ...context, transportError: undefined }))
+            )
+          )
+        })
+    })
+  })
 
 /** Provides core's `EmailProvider` (the server's `"provider": { "kind": "postmark", ... }`). */
-export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider> =>
-  Layer.sync(EmailProvider.EmailProvider, () => make(options))
+export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
+  Layer.effect(EmailProvider.EmailProvider, make(options))
 
 /**
- * Same as `layer`, with the options read from `Config`, e.g.
- * `layerConfig({ serverToken: Config.Redacted("POSTMARK_SERVER_TOKEN") })`.
+ * As `layer`, with the options read from `Config`, e.g.
+ * `layerConfig({ serverToken: Config.Redacted("POSTMARK_SERVER_TOKEN") })`. A client cannot come from
+ * `Config`, so only the token options can.
  */
 export const layerConfig = (
-  options: Config.Wrap<TokenOptions>
+  config: Config.Wrap<TokenOptions>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
-  Layer.effect(
-    EmailProvider.EmailProvider,
-    Effect.gen(function* () {
-      return make(yield* Config.unwrap(options))
-    })
-  )
+  Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), make))

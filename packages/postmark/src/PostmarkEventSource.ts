@@ -1,7 +1,8 @@
 // Postmark delivery webhooks in. Postmark signs nothing, so each request must bring the credentials
 // configured on the webhook (HTTP Basic auth in its URL, a custom header, or both), compared in constant time.
 import { EventSource, type MailEvent } from "@mailroom/core"
-import { Effect } from "effect"
+import * as Adapter from "@mailroom/core/adapter"
+import { type Config, Effect } from "effect"
 import { translate } from "./internal/events.js"
 
 export interface Options {
@@ -9,9 +10,9 @@ export interface Options {
    * The user and password of the webhook URL, `https://user:password@host/webhooks/postmark`, which
    * Postmark sends as HTTP Basic authorization. The password may be given as `sha256:<hex>` of it.
    */
-  readonly basicAuth?: { readonly username: string; readonly password: EventSource.Secret }
+  readonly basicAuth?: { readonly username: string; readonly password: Adapter.Secret }
   /** A custom header set on the webhook in Postmark, and its value (or `sha256:<hex>` of it). */
-  readonly header?: { readonly name: string; readonly value: EventSource.Secret }
+  readonly header?: { readonly name: string; readonly value: Adapter.Secret }
   /** The path segment it is served under by `@mailroom/http`. Default `"postmark"`: `POST /webhooks/postmark`. */
   readonly name?: string
 }
@@ -28,50 +29,67 @@ const basicCredentials = (header: string | undefined) => {
   return colon < 0 ? undefined : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
 }
 
-/**
- * The source. Every configured credential must be present and match; with none configured it throws,
- * since an open endpoint would let anyone post events to any organisation.
- */
-export const make = (options: Options): EventSource.EventSource => {
-  const checks: Array<(request: EventSource.InboundRequest) => boolean> = []
-  if (options.basicAuth !== undefined) {
-    const username = EventSource.secretMatcher(options.basicAuth.username, "PostmarkEventSource: basicAuth.username")
-    const password = EventSource.secretMatcher(options.basicAuth.password, "PostmarkEventSource: basicAuth.password")
-    checks.push((request) => {
-      const given = basicCredentials(request.header("authorization"))
-      // Both compared whatever the first answer, so the time taken does not say which was wrong.
-      const [user, pass] = [username(given?.username), password(given?.password)]
-      return user && pass
-    })
-  }
-  if (options.header !== undefined) {
-    const name = options.header.name.toLowerCase()
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name))
-      throw new Error("PostmarkEventSource: header.name is not a header name")
-    const value = EventSource.secretMatcher(options.header.value, "PostmarkEventSource: header.value")
-    checks.push((request) => value(request.header(name)))
-  }
-  if (checks.length === 0) throw new Error("PostmarkEventSource: give basicAuth, header, or both")
+/** A matcher of `secret`, or a `ConfigError` naming `option` when it is empty (which would let an empty header in). */
+const matcher = (option: ReadonlyArray<string>, secret: Adapter.Secret) =>
+  Adapter.secretValue(secret).trim() === ""
+    ? Effect.fail(Adapter.invalidOption(option, "must not be empty"))
+    : Effect.succeed(EventSource.secretMatcher(secret, option.join(".")))
 
-  return {
-    name: options.name ?? "postmark",
-    receive: (request) =>
-      Effect.gen(function* () {
-        const results = checks.map((check) => check(request))
-        if (!results.every(Boolean)) return yield* refuse("Unauthenticated", "missing or wrong webhook credentials")
-        let body: unknown
-        try {
-          body = JSON.parse(Buffer.from(request.body).toString("utf8"))
-        } catch {
-          return yield* refuse("Malformed", "the body is not JSON")
-        }
-        const result = translate(body, new Date())
-        if ("malformed" in result) return yield* refuse("Malformed", result.malformed)
-        if ("ignored" in result) {
-          yield* Effect.logInfo(`[mailroom] Postmark: ignored ${result.ignored}`)
-          return [] as ReadonlyArray<MailEvent.Unrouted>
-        }
-        return result.events
+/**
+ * The source. Every configured credential must be present and match. Fails with a `ConfigError` naming
+ * the option when one is unusable, or when none is configured, since an open endpoint would let anyone
+ * post events to any organisation.
+ */
+export const make = (options: Options): Effect.Effect<EventSource.EventSource, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const checks: Array<(request: EventSource.InboundRequest) => boolean> = []
+    if (options.basicAuth !== undefined) {
+      const username = yield* matcher(["basicAuth", "username"], options.basicAuth.username)
+      const password = yield* matcher(["basicAuth", "password"], options.basicAuth.password)
+      checks.push((request) => {
+        const given = basicCredentials(request.header("authorization"))
+        // Both compared whatever the first answer, so the time taken does not say which was wrong.
+        const [user, pass] = [username(given?.username), password(given?.password)]
+        return user && pass
       })
-  }
-}
+    }
+    if (options.header !== undefined) {
+      const name = options.header.name.toLowerCase()
+      if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) {
+        return yield* Effect.fail(Adapter.invalidOption(["header", "name"], "must be an HTTP header name"))
+      }
+      const value = yield* matcher(["header", "value"], options.header.value)
+      checks.push((request) => value(request.header(name)))
+    }
+    if (checks.length === 0) {
+      return yield* Effect.fail(
+        Adapter.invalidOption("basicAuth", "give basicAuth, header, or both: Postmark signs nothing")
+      )
+    }
+    const name = options.name ?? "postmark"
+    if (!/^[a-z0-9-]+$/.test(name)) {
+      return yield* Effect.fail(Adapter.invalidOption("name", "must be a path segment: a-z, 0-9 and -"))
+    }
+
+    return {
+      name,
+      receive: (request) =>
+        Effect.gen(function* () {
+          const results = checks.map((check) => check(request))
+          if (!results.every(Boolean)) return yield* refuse("Unauthenticated", "missing or wrong webhook credentials")
+          let body: unknown
+          try {
+            body = JSON.parse(Buffer.from(request.body).toString("utf8"))
+          } catch {
+            return yield* refuse("Malformed", "the body is not JSON")
+          }
+          const result = translate(body, new Date())
+          if ("malformed" in result) return yield* refuse("Malformed", result.malformed)
+          if ("ignored" in result) {
+            yield* Effect.logInfo(`[mailroom] Postmark: ignored ${result.ignored}`)
+            return [] as ReadonlyArray<MailEvent.Unrouted>
+          }
+          return result.events
+        })
+    }
+  })

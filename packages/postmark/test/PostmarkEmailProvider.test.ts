@@ -16,12 +16,9 @@ const providerFor = (standIn: StandIn.StandIn, options: { readonly messageStream
     ...options
   })
 
-const ProviderLive = Layer.effect(
-  EmailProvider.EmailProvider,
-  Effect.gen(function* () {
-    return providerFor(yield* PostmarkStandIn)
-  })
-).pipe(Layer.provideMerge(PostmarkStandIn.layer()))
+const ProviderLive = Layer.effect(EmailProvider.EmailProvider, PostmarkStandIn.use(providerFor)).pipe(
+  Layer.provideMerge(PostmarkStandIn.layer())
+)
 
 EmailProviderSuite("postmark", {
   layer: ProviderLive,
@@ -175,7 +172,8 @@ describe("PostmarkEmailProvider", () => {
   it.effect("sends on the configured message stream", () =>
     withStandIn({ streams: ["outbound", "receipts"] }, (standIn) =>
       Effect.gen(function* () {
-        const { messageId } = yield* providerFor(standIn, { messageStream: "receipts" }).send(message())
+        const provider = yield* providerFor(standIn, { messageStream: "receipts" })
+        const { messageId } = yield* provider.send(message())
         assert.strictEqual(standIn.accepted.find((m) => m.messageId === messageId)?.fields.MessageStream, "receipts")
       })
     )
@@ -184,7 +182,8 @@ describe("PostmarkEmailProvider", () => {
   it.effect("reports a message stream the server lacks as a configuration error", () =>
     withStandIn({}, (standIn) =>
       Effect.gen(function* () {
-        const error = yield* Effect.flip(providerFor(standIn, { messageStream: "receipts" }).send(message()))
+        const provider = yield* providerFor(standIn, { messageStream: "receipts" })
+        const error = yield* Effect.flip(provider.send(message()))
         assert.strictEqual(error.reason._tag, "Unknown")
         assert.include(error.message, "messageStream")
         assert.isFalse(error.isRetryable)
@@ -195,7 +194,7 @@ describe("PostmarkEmailProvider", () => {
   it.effect("takes the server token as a plain string too", () =>
     withStandIn({}, (standIn) =>
       Effect.gen(function* () {
-        const provider = PostmarkEmailProvider.make({
+        const provider = yield* PostmarkEmailProvider.make({
           serverToken: standIn.token,
           requestHost: standIn.host,
           useHttps: false
@@ -219,7 +218,8 @@ describe("PostmarkEmailProvider", () => {
             return fetch(input, init)
           }
         })
-        const { messageId } = yield* PostmarkEmailProvider.make({ client }).send(message())
+        const provider = yield* PostmarkEmailProvider.make({ client })
+        const { messageId } = yield* provider.send(message())
         assert.strictEqual(calls, 1)
         assert.strictEqual(standIn.received(messageId).to[0], "alice@example.com")
       })
@@ -254,8 +254,61 @@ describe("PostmarkEmailProvider", () => {
       )
     )
   )
+})
 
-  it("refuses an empty server token when it is built", () => {
-    assert.throws(() => PostmarkEmailProvider.make({ serverToken: Redacted.make("  ") }), /serverToken/)
-  })
+describe("PostmarkEmailProvider options", () => {
+  const valid = {
+    POSTMARK_SERVER_TOKEN: "pm-server-token",
+    POSTMARK_REQUEST_HOST: "127.0.0.1:1",
+    POSTMARK_MESSAGE_STREAM: "outbound",
+    POSTMARK_TIMEOUT: "5 seconds"
+  }
+  const fromConfig = (env: Record<string, string>) =>
+    PostmarkEmailProvider.layerConfig({
+      serverToken: Config.Redacted("POSTMARK_SERVER_TOKEN"),
+      requestHost: Config.String("POSTMARK_REQUEST_HOST"),
+      messageStream: Config.String("POSTMARK_MESSAGE_STREAM"),
+      timeout: Config.Duration("POSTMARK_TIMEOUT")
+    }).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ...valid, ...env }))))
+  const fromOptions = (options: Partial<PostmarkEmailProvider.TokenOptions>) =>
+    PostmarkEmailProvider.layer({
+      serverToken: valid.POSTMARK_SERVER_TOKEN,
+      requestHost: valid.POSTMARK_REQUEST_HOST,
+      ...options
+    })
+  /** What building the layer fails with: a ConfigError naming `option`. */
+  const refusal = (layer: Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError>, option: string) =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(Effect.scoped(Layer.build(layer)))
+      assert.instanceOf(error, Config.ConfigError)
+      assert.include(error.message, `["${option}"]`)
+      return error.message
+    })
+
+  const cases = [
+    { option: "serverToken", env: { POSTMARK_SERVER_TOKEN: "  " }, options: { serverToken: Redacted.make("  ") } },
+    {
+      option: "requestHost",
+      env: { POSTMARK_REQUEST_HOST: "https://api.postmarkapp.com" },
+      options: { requestHost: "https://api.postmarkapp.com" }
+    },
+    { option: "messageStream", env: { POSTMARK_MESSAGE_STREAM: " " }, options: { messageStream: " " } },
+    { option: "timeout", env: { POSTMARK_TIMEOUT: "0 seconds" }, options: { timeout: "0 seconds" as const } }
+  ]
+  for (const { option, env, options } of cases) {
+    it.effect(`a bad ${option} fails layerConfig and layer with a ConfigError naming it`, () =>
+      Effect.gen(function* () {
+        const configured = yield* refusal(fromConfig(env), option)
+        const given = yield* refusal(fromOptions(options), option)
+        assert.strictEqual(given, configured)
+      })
+    )
+  }
+
+  it.effect("the message never holds the refused value, which may carry a secret", () =>
+    Effect.gen(function* () {
+      const message = yield* refusal(fromOptions({ requestHost: "proxy:pm-proxy-secret@10.0.0.1:8080" }), "requestHost")
+      assert.notInclude(message, "pm-proxy-secret")
+    })
+  )
 })

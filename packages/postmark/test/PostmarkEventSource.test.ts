@@ -4,6 +4,7 @@ import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { MailEvent } from "@mailroom/core"
 import { essentials, probeEventSource } from "@mailroom/core/testing"
+import { Config, Effect, Redacted } from "effect"
 import type { Models } from "postmark"
 import { assert, describe, it } from "vitest"
 import { PostmarkEventSource } from "../src/index.js"
@@ -13,7 +14,8 @@ const fixture = async <A = Record<string, unknown>>(name: string): Promise<A> =>
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
 const credentials = { authorization: basic("postmark", "hook-password-123") }
-const source = PostmarkEventSource.make({ basicAuth: { username: "postmark", password: "hook-password-123" } })
+const make = (options: PostmarkEventSource.Options) => Effect.runSync(PostmarkEventSource.make(options))
+const source = make({ basicAuth: { username: "postmark", password: "hook-password-123" } })
 
 const probe = probeEventSource(source, credentials)
 const events = (body: unknown, target = source, headers: Record<string, string> = credentials) =>
@@ -168,20 +170,40 @@ describe("Postmark webhook credentials", () => {
     const payload = await fixture("delivery")
     const value = "a-long-random-webhook-token"
     const hashed = `sha256:${createHash("sha256").update(value).digest("hex")}`
-    const byHeader = PostmarkEventSource.make({ header: { name: "X-Webhook-Token", value: hashed } })
+    const byHeader = make({ header: { name: "X-Webhook-Token", value: hashed } })
     assert.strictEqual((await events(payload, byHeader, { "x-webhook-token": value })).length, 1)
     assert.strictEqual((await refusal(payload, byHeader, { "x-webhook-token": hashed })).reason, "Unauthenticated")
-    const both = PostmarkEventSource.make({
+    const both = make({
       basicAuth: { username: "postmark", password: "hook-password-123" },
       header: { name: "x-webhook-token", value }
     })
     assert.strictEqual((await refusal(payload, both, credentials)).reason, "Unauthenticated")
     assert.strictEqual((await events(payload, both, { ...credentials, "x-webhook-token": value })).length, 1)
   })
+})
+
+describe("PostmarkEventSource options", () => {
+  /** What `make` fails with: a ConfigError naming `option`. */
+  const refusal = (options: PostmarkEventSource.Options, option: string) => {
+    const error = Effect.runSync(Effect.flip(PostmarkEventSource.make(options)))
+    assert.instanceOf(error, Config.ConfigError)
+    assert.include(error.message, option)
+    return error.message
+  }
 
   it("an endpoint without credentials is a configuration error", () => {
-    assert.throws(() => PostmarkEventSource.make({}), /basicAuth, header/)
-    assert.throws(() => PostmarkEventSource.make({ header: { name: "x-token", value: "" } }), /must not be empty/)
-    assert.throws(() => PostmarkEventSource.make({ header: { name: "bad header", value: "v" } }), /header name/)
+    assert.include(refusal({}, `["basicAuth"]`), "give basicAuth, header, or both")
+  })
+
+  it("an empty credential is refused, since it would let an empty header in", () => {
+    refusal({ basicAuth: { username: "postmark", password: Redacted.make(" ") } }, `["basicAuth"]["password"]`)
+    refusal({ basicAuth: { username: "", password: "hook-password-123" } }, `["basicAuth"]["username"]`)
+    refusal({ header: { name: "x-token", value: "" } }, `["header"]["value"]`)
+  })
+
+  it("a header name that is none, and a name that is no path segment, are refused", () => {
+    const message = refusal({ header: { name: "bad header", value: "hook-secret-value" } }, `["header"]["name"]`)
+    assert.notInclude(message, "hook-secret-value")
+    refusal({ basicAuth: { username: "postmark", password: "hook-password-123" }, name: "post/mark" }, `["name"]`)
   })
 })

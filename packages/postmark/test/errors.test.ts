@@ -35,7 +35,7 @@ const failure = (setup: Setup, email: EmailProvider.OutboundEmail = message()) =
       const standIn = yield* StandIn.make(setup.standIn)
       if (setup.fault !== undefined) standIn.failNext(setup.fault)
       const token = setup.token ?? standIn.token
-      const provider = PostmarkEmailProvider.make({
+      const provider = yield* PostmarkEmailProvider.make({
         serverToken: Redacted.make(token),
         requestHost: standIn.host,
         useHttps: false,
@@ -256,6 +256,26 @@ describe("PostmarkEmailProvider errors", () => {
     })
   )
 
+  it.effect("a 200 that carries an ErrorCode instead of a MessageID is read as that refusal", () =>
+    Effect.gen(function* () {
+      const { error } = yield* failure({
+        fault: {
+          status: 200,
+          body: {
+            ErrorCode: 406,
+            Message:
+              "You tried to send to recipient(s) that have been marked as inactive. Found inactive addresses: alice@example.com. Inactive recipients are ones that have generated a hard bounce, a spam complaint, or a manual suppression."
+          }
+        }
+      })
+      assert.strictEqual(error.reason._tag, "RecipientSuppressed")
+      assert.deepStrictEqual((error.reason as ProviderError.RecipientSuppressed).recipients, ["alice@example.com"])
+      const { error: bare } = yield* failure({ fault: { status: 200, body: { ErrorCode: 0, Message: "OK" } } })
+      assert.strictEqual(bare.reason._tag, "Unknown")
+      assert.include(bare.message, "without a MessageID")
+    })
+  )
+
   it.effect("no answer within the timeout: Unavailable, possibly sent", () =>
     Effect.gen(function* () {
       const { error, standIn } = yield* failure({ fault: "hang", timeout: "300 millis" })
@@ -270,7 +290,7 @@ describe("PostmarkEmailProvider errors", () => {
     Effect.gen(function* () {
       const port = yield* closedPort()
       const token = "pm-server-token-closed-port"
-      const provider = PostmarkEmailProvider.make({
+      const provider = yield* PostmarkEmailProvider.make({
         serverToken: token,
         requestHost: `127.0.0.1:${port}`,
         useHttps: false,

@@ -8,7 +8,7 @@ import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mai
 import { type Context, Duration, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
-import { inSection } from "./internal/configError.js"
+import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
 import { lazy } from "./internal/lazy.js"
@@ -17,7 +17,7 @@ import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
-import { type Config, ServerConfigError } from "./ServerConfig.js"
+import { type Config, isServerConfigError, ServerConfigError } from "./ServerConfig.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
@@ -165,7 +165,8 @@ const redisUrls = (config: Config): ReadonlyArray<string> => [
 
 /**
  * What building the layers can fail with: a database or an event queue that cannot be opened, an
- * idempotency directory that cannot be created or a Redis (for keys or the queue) that cannot be reached.
+ * idempotency directory that cannot be created, a Redis (for keys or the queue) that cannot be reached,
+ * or an option an adapter refuses (reported as a ServerConfigError naming the config's field).
  */
 type LayerError = ServerConfigError | SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
 
@@ -236,7 +237,9 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   try {
     sources = await eventSources(config.events)
   } catch (cause) {
-    throw new ServerConfigError({ source: "config", problems: [(cause as Error).message] })
+    throw isServerConfigError(cause)
+      ? cause
+      : new ServerConfigError({ source: "config", problems: [(cause as Error).message] })
   }
 
   if (config.metrics !== undefined) await Telemetry.loadMetrics()
@@ -335,7 +338,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
     ...optional("events", events),
     attachments: optional("idSecret", config.attachmentIdSecret),
-    ...optional("rateLimiter", rateLimiting.layer),
+    ...optional("rateLimiter", rateLimiting.layer && inSection("provider", rateLimiting.layer)),
     mailer: {
       ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
       // The config checked it is a duration Effect reads.
@@ -360,7 +363,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   } catch (cause) {
     server.close()
     await runtime.dispose()
-    throw cause
+    throw isConfigError(cause) ? fromAdapter("config", cause) : cause
   }
 
   const grace = Duration.toMillis(config.shutdownGracePeriod)

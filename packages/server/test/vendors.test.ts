@@ -179,3 +179,25 @@ describe('"provider": {"kind": "postmark"} against the Postmark stand-in', () =>
     assert.deepStrictEqual(answer.body, { error: "internal error" })
   })
 })
+
+describe("an option the adapter refuses, though the config file's schema lets it through", () => {
+  it("fails start-up as a config problem naming the option, not as a crash", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-options-"))
+    try {
+      const started = startServer(dir, {
+        kind: "postmark",
+        serverToken: "pm-server-token",
+        requestHost: "https://api.postmarkapp.com"
+      })
+      const error = await started.then(
+        (server) => server.close().then(() => assert.fail("the server started")),
+        (cause: unknown) => cause
+      )
+      assert.instanceOf(error, ServerConfig.ServerConfigError)
+      assert.include((error as Error).message, "requestHost")
+      assert.notInclude((error as Error).message, "pm-server-token")
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})

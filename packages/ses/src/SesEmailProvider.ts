@@ -1,11 +1,13 @@
 // mailroom's EmailProvider on Amazon SES v2: one SendEmail call with Simple content (attachments
 // included) per message, and every SES failure translated into core's ProviderError.
 import { type SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
-import { EmailProvider, ProviderError } from "@mailroom/core"
-import { Config, Duration, Effect, Layer, type Redacted, type Scope } from "effect"
-import { buildClient, reveal } from "./internal/client.js"
-import { fromSesError, missingMessageId } from "./internal/errors.js"
+import { EmailProvider, type ProviderError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
+import { Config, Duration, Effect, Layer, type Scope } from "effect"
+import { acquireClient } from "./internal/client.js"
+import { toProviderError } from "./internal/errors.js"
 import { sendEmailInput } from "./internal/message.js"
+import { notBlank, positiveDuration } from "./internal/options.js"
 
 export interface Options {
   /** AWS region of the SES account, e.g. `"eu-west-1"`. Default: the SDK's own lookup (`AWS_REGION`, profile). */
@@ -13,11 +15,11 @@ export interface Options {
   /** Another SES endpoint, e.g. an emulator's `http://127.0.0.1:8005`. Default: the region's SES endpoint. */
   readonly endpoint?: string | undefined
   /** Given together with `secretAccessKey`. Default: the SDK's credential chain (env, profile, SSO, instance role...). */
-  readonly accessKeyId?: string | Redacted.Redacted<string> | undefined
-  /** Given together with `accessKeyId`; a plain string is wrapped in `Redacted` at once. Default: the SDK's credential chain. */
-  readonly secretAccessKey?: string | Redacted.Redacted<string> | undefined
-  /** For temporary credentials only. Default: none. */
-  readonly sessionToken?: string | Redacted.Redacted<string> | undefined
+  readonly accessKeyId?: Adapter.Secret | undefined
+  /** Given together with `accessKeyId`, plain or `Redacted`. Default: the SDK's credential chain. */
+  readonly secretAccessKey?: Adapter.Secret | undefined
+  /** For temporary credentials only, with `accessKeyId` and `secretAccessKey`. Default: none. */
+  readonly sessionToken?: Adapter.Secret | undefined
   /**
    * How long one send may take, connecting included, before it fails as `Unavailable` "possibly
    * sent" (SES may have accepted it, so it is not retried). Applies to an injected client too. Default 30 s.
@@ -138,33 +140,23 @@ export const limits: EmailProvider.Limits = {
   ]
 }
 
-/** The provider; a client it builds itself is destroyed when the scope closes. */
-export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailProvider, never, Scope.Scope> =>
+/**
+ * The provider; a client it builds itself is destroyed when the scope closes. Fails with a
+ * `ConfigError` naming the option when one is unusable (half a credential, a bad endpoint...).
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<EmailProvider.EmailProvider, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
-    if ((options.accessKeyId === undefined) !== (options.secretAccessKey === undefined)) {
-      return yield* Effect.die(
-        new Error(
-          "SesEmailProvider: give accessKeyId and secretAccessKey together, or neither to use the AWS SDK's credential chain"
-        )
-      )
-    }
-    const client =
-      options.client ??
-      (yield* Effect.acquireRelease(
-        // One attempt per send: core's Mailer already retries what is safe to retry (throttling, a
-        // connection never made), and the SDK's own retries would multiply those, and would also
-        // resend after a timeout or a 5xx, when SES may already have accepted the message.
-        Effect.sync(() => buildClient(options, 1)),
-        (built) => Effect.sync(() => built.destroy())
-      ))
-    const timeout = Duration.fromInputUnsafe(options.timeout ?? "30 seconds")
+    const timeout = yield* positiveDuration("timeout", options.timeout ?? "30 seconds")
+    yield* notBlank("configurationSetName", options.configurationSetName)
+    // One attempt per send: core's Mailer already retries what is safe to retry (throttling, a
+    // connection never made), and the SDK's own retries would multiply those, and would also
+    // resend after a timeout or a 5xx, when SES may already have accepted the message.
+    const client = options.client ?? (yield* acquireClient(options, 1))
     const timeoutMillis = Duration.toMillis(timeout)
-    const timedOut = new ProviderError.Unavailable({
-      message: `SES did not answer within ${Duration.format(timeout)}; the message may have been sent`,
-      possiblySent: true
-    })
     const secrets = [options.accessKeyId, options.secretAccessKey, options.sessionToken].flatMap((secret) =>
-      secret === undefined ? [] : [reveal(secret)]
+      secret === undefined ? [] : [Adapter.secretValue(secret)]
     )
     const provider: EmailProvider.EmailProvider = {
       name: "ses",
@@ -182,11 +174,7 @@ export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailPr
           const failed = (error: unknown) => {
             clearTimeout(timer)
             resume(
-              Effect.fail(
-                expired
-                  ? new ProviderError.ProviderError({ provider: "ses", reason: timedOut, cause: error })
-                  : fromSesError(error, { email, secrets })
-              )
+              Effect.fail(toProviderError(error, { email, secrets, ...(expired ? { timedOutAfter: timeout } : {}) }))
             )
           }
           try {
@@ -198,7 +186,7 @@ export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailPr
                 clearTimeout(timer)
                 resume(
                   output.MessageId === undefined || output.MessageId === ""
-                    ? Effect.fail(missingMessageId(output))
+                    ? Effect.fail(toProviderError(output, { email, secrets }))
                     : Effect.succeed({ messageId: output.MessageId })
                 )
               }, failed)
@@ -215,15 +203,15 @@ export const make = (options: Options = {}): Effect.Effect<EmailProvider.EmailPr
     return provider
   })
 
-/** Provides core's `EmailProvider` service. */
-export const layer = (options: Options = {}): Layer.Layer<EmailProvider.EmailProvider> =>
+/** Provides core's `EmailProvider` (the server's `"provider": { "kind": "ses", ... }`). */
+export const layer = (options: Options = {}): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
   Layer.effect(EmailProvider.EmailProvider, make(options))
 
 /**
- * The same, with options read from `Config`, e.g.
- * `layerConfig({ region: Config.String("AWS_REGION") })`.
+ * As `layer`, with the options read from `Config`, e.g.
+ * `layerConfig({ region: Config.String("AWS_REGION") })`. A client cannot come from `Config`.
  */
 export const layerConfig = (
-  options: Config.Wrap<ConfigOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
-  Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(options), make))
+  Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), make))

@@ -1,8 +1,10 @@
 // SES delivery events in, verified: through SNS (every message's signature checked against the SNS
 // certificate it names, its topic on an allow-list) or an EventBridge API destination (a shared secret).
 import { EventSource, type MailEvent } from "@mailroom/core"
-import { Duration, Effect } from "effect"
+import * as Adapter from "@mailroom/core/adapter"
+import { Clock, type Config, Duration, Effect } from "effect"
 import { translate } from "./internal/events.js"
+import { positiveDuration } from "./internal/options.js"
 import * as Sns from "./internal/sns.js"
 
 export interface Options {
@@ -16,7 +18,7 @@ export interface Options {
    * The shared secret an EventBridge API destination sends (as an API key connection) in
    * `eventBridgeHeader`. A plain value, `Redacted`, or `sha256:<hex>` of it. Default: none, EventBridge refused.
    */
-  readonly eventBridgeSecret?: EventSource.Secret
+  readonly eventBridgeSecret?: Adapter.Secret
   /** The header the EventBridge secret comes in. Default `x-mailroom-webhook-secret`. */
   readonly eventBridgeHeader?: string
   /** How a certificate's PEM text is fetched, given a checked URL. Default: `fetch`, no redirects, the timeout below. */
@@ -64,20 +66,57 @@ const certificateCache = (size: number, fetchText: (url: URL) => Promise<string>
   }
 }
 
-/** The source; throws when it would accept nothing, or on an empty secret. */
-export const make = (options: Options): EventSource.EventSource => {
+/** An SNS topic's ARN, in any partition (`aws`, `aws-cn`, `aws-us-gov`); FIFO topics end in `.fifo`. */
+const topicArn = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}(\.fifo)?$/
+
+/** The first option `make` refuses, as the ConfigError naming it; undefined when all are usable. */
+const problem = (options: Options): Config.ConfigError | undefined => {
+  const invalid = Adapter.invalidOption
+  const { topicArns = [], eventBridgeSecret, eventBridgeHeader, certificateCacheSize, name } = options
+  const index = topicArns.findIndex((arn) => !topicArn.test(arn))
+  if (index >= 0) {
+    return invalid(["topicArns", index], "must be an SNS topic ARN: arn:aws:sns:<region>:<account>:<name>")
+  }
+  if (eventBridgeSecret !== undefined && Adapter.secretValue(eventBridgeSecret).trim() === "") {
+    return invalid("eventBridgeSecret", "must not be empty")
+  }
+  if (topicArns.length === 0 && eventBridgeSecret === undefined) {
+    return invalid("topicArns", "give topicArns (SNS), eventBridgeSecret (EventBridge), or both")
+  }
+  if (eventBridgeHeader !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(eventBridgeHeader)) {
+    return invalid("eventBridgeHeader", "must be an HTTP header name")
+  }
+  if (certificateCacheSize !== undefined && !(Number.isSafeInteger(certificateCacheSize) && certificateCacheSize > 0)) {
+    return invalid("certificateCacheSize", "must be a positive whole number")
+  }
+  if (name !== undefined && !/^[a-z0-9-]+$/.test(name)) {
+    return invalid("name", "must be a path segment: a-z, 0-9 and -")
+  }
+  return undefined
+}
+
+/**
+ * The source. Fails with a `ConfigError` naming the option when one is unusable, or when it would
+ * accept nothing (neither `topicArns` nor `eventBridgeSecret`).
+ */
+export const make = (options: Options): Effect.Effect<EventSource.EventSource, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const refused = problem(options)
+    if (refused !== undefined) return yield* Effect.fail(refused)
+    const timeout = Duration.toMillis(yield* positiveDuration("timeout", options.timeout ?? "10 seconds"))
+    return source(options, timeout)
+  })
+
+/** The source for options `make` checked; `timeout` in milliseconds. */
+const source = (options: Options, timeout: number): EventSource.EventSource => {
   const topics = new Set(options.topicArns ?? [])
   const eventBridge =
     options.eventBridgeSecret === undefined
       ? undefined
       : EventSource.secretMatcher(options.eventBridgeSecret, "SesEventSource: eventBridgeSecret")
-  if (topics.size === 0 && eventBridge === undefined) {
-    throw new Error("SesEventSource: give topicArns (SNS), eventBridgeSecret (EventBridge), or both")
-  }
   const eventBridgeHeader = (options.eventBridgeHeader ?? "x-mailroom-webhook-secret").toLowerCase()
-  const timeout = Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? "10 seconds"))
   const certificate = certificateCache(
-    Math.max(1, options.certificateCacheSize ?? 32),
+    options.certificateCacheSize ?? 32,
     options.fetchCertificate ??
       (async (url) => {
         const response = await fetch(url, { redirect: "error", signal: AbortSignal.timeout(timeout) })
@@ -137,8 +176,9 @@ export const make = (options: Options): EventSource.EventSource => {
           })
       })
       if (cert === undefined) return yield* refuse("Unauthenticated", "SigningCertURL: not a PEM certificate")
-      if (!Sns.isCurrent(cert, new Date()))
-        return yield* refuse("Unauthenticated", "the signing certificate has expired")
+      // The Clock, so that a TestClock can move a certificate past its validity.
+      const now = new Date(yield* Clock.currentTimeMillis)
+      if (!Sns.isCurrent(cert, now)) return yield* refuse("Unauthenticated", "the signing certificate has expired")
       if (!Sns.isSignedBy(envelope, cert)) return yield* refuse("Unauthenticated", "the signature does not verify")
 
       switch (envelope.Type) {

@@ -139,17 +139,81 @@ describe("SesEmailProvider.layerConfig", () => {
       assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "AWS_REGION")
     })
   )
+})
 
-  it.effect("refuses half a credential instead of silently using another one", () =>
+describe("SesEmailProvider options", () => {
+  const valid = {
+    AWS_REGION: "eu-west-1",
+    SES_ENDPOINT: "http://127.0.0.1:1",
+    SES_ACCESS_KEY_ID: "AKIDOPTIONS",
+    SES_SECRET_ACCESS_KEY: "options-secret-key",
+    SES_TIMEOUT: "5 seconds",
+    SES_CONFIGURATION_SET: "transactional"
+  }
+  /** Every option from Config, `unset` ones left out, the others valid unless `env` says otherwise. */
+  const fromConfig = (env: Record<string, string>, unset: ReadonlyArray<string> = []) => {
+    const read = <A>(name: keyof typeof valid, config: Config.Config<A>) =>
+      unset.includes(name) ? Config.succeed(undefined) : config
+    return SesEmailProvider.layerConfig({
+      region: read("AWS_REGION", Config.String("AWS_REGION")),
+      endpoint: read("SES_ENDPOINT", Config.String("SES_ENDPOINT")),
+      accessKeyId: read("SES_ACCESS_KEY_ID", Config.Redacted("SES_ACCESS_KEY_ID")),
+      secretAccessKey: read("SES_SECRET_ACCESS_KEY", Config.Redacted("SES_SECRET_ACCESS_KEY")),
+      timeout: read("SES_TIMEOUT", Config.Duration("SES_TIMEOUT")),
+      configurationSetName: read("SES_CONFIGURATION_SET", Config.String("SES_CONFIGURATION_SET"))
+    }).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ...valid, ...env }))))
+  }
+  const fromOptions = (options: SesEmailProvider.Options) =>
+    SesEmailProvider.layer({
+      region: valid.AWS_REGION,
+      endpoint: valid.SES_ENDPOINT,
+      accessKeyId: valid.SES_ACCESS_KEY_ID,
+      secretAccessKey: valid.SES_SECRET_ACCESS_KEY,
+      ...options
+    })
+  /** What building the layer fails with: a ConfigError naming `option`, and no credential. */
+  const refusal = (layer: Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError>, option: string) =>
     Effect.gen(function* () {
-      const exit = yield* Effect.exit(
-        Layer.build(SesEmailProvider.layer({ region: "us-east-1", accessKeyId: Redacted.make("AKIDONLY") })).pipe(
-          Effect.scoped
-        )
+      const error = yield* Effect.flip(Effect.scoped(Layer.build(layer)))
+      assert.instanceOf(error, Config.ConfigError)
+      assert.include(error.message, `["${option}"]`)
+      assert.notInclude(error.message, valid.SES_SECRET_ACCESS_KEY)
+      assert.notInclude(error.message, valid.SES_ACCESS_KEY_ID)
+      return error.message
+    })
+
+  const cases = [
+    { option: "region", env: { AWS_REGION: "eu west 1" }, options: { region: "eu west 1" } },
+    { option: "endpoint", env: { SES_ENDPOINT: "127.0.0.1:8005" }, options: { endpoint: "127.0.0.1:8005" } },
+    {
+      option: "secretAccessKey",
+      env: { SES_SECRET_ACCESS_KEY: " " },
+      options: { secretAccessKey: Redacted.make(" ") }
+    },
+    { option: "timeout", env: { SES_TIMEOUT: "0 millis" }, options: { timeout: "0 millis" as const } },
+    { option: "configurationSetName", env: { SES_CONFIGURATION_SET: " " }, options: { configurationSetName: " " } }
+  ]
+  for (const { option, env, options } of cases) {
+    it.effect(`a bad ${option} fails layerConfig and layer with a ConfigError naming it`, () =>
+      Effect.gen(function* () {
+        const configured = yield* refusal(fromConfig(env), option)
+        const given = yield* refusal(fromOptions(options), option)
+        assert.strictEqual(given, configured)
+      })
+    )
+  }
+
+  it.effect("half a credential is refused instead of silently using another one", () =>
+    Effect.gen(function* () {
+      const configured = yield* refusal(fromConfig({}, ["SES_SECRET_ACCESS_KEY"]), "secretAccessKey")
+      const given = yield* refusal(fromOptions({ secretAccessKey: undefined }), "secretAccessKey")
+      assert.strictEqual(given, configured)
+      assert.include(given, "accessKeyId and secretAccessKey")
+      yield* refusal(fromOptions({ accessKeyId: undefined }), "accessKeyId")
+      yield* refusal(
+        fromOptions({ sessionToken: "token", accessKeyId: undefined, secretAccessKey: undefined }),
+        "sessionToken"
       )
-      assert.isTrue(Exit.isFailure(exit))
-      assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "accessKeyId and secretAccessKey together")
-      assert.notInclude(String(Exit.isFailure(exit) ? exit.cause : ""), "AKIDONLY")
     })
   )
 })

@@ -5,8 +5,11 @@ import { createHash, createSign } from "node:crypto"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import { it as itEffect } from "@effect/vitest"
 import { type EventSource, MailEvent } from "@mailroom/core"
 import { essentials, probeEventSource } from "@mailroom/core/testing"
+import { Config, Effect, Redacted } from "effect"
+import { TestClock } from "effect/testing"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { SesEventSource } from "../src/index.js"
 
@@ -80,6 +83,8 @@ const notification = (sesRecord: unknown, overrides: Record<string, unknown> = {
   ...overrides
 })
 
+const make = (options: SesEventSource.Options) => Effect.runSync(SesEventSource.make(options))
+
 interface World {
   readonly source: EventSource.EventSource
   readonly fetched: Array<string>
@@ -89,7 +94,7 @@ interface World {
 const world = (options: Partial<SesEventSource.Options> = {}, certificates: Record<string, string> = {}): World => {
   const fetched: Array<string> = []
   const confirmed: Array<string> = []
-  const source = SesEventSource.make({
+  const source = make({
     topicArns: [topic],
     fetchCertificate: async (url) => {
       fetched.push(url.href)
@@ -484,9 +489,59 @@ describe("SES through an EventBridge API destination", () => {
     assert.strictEqual((await refusal(source, event)).reason, "Malformed")
     assert.strictEqual((await refusal(source, "{", { "x-api-key": secret })).reason, "Malformed")
   })
+})
+
+describe("SesEventSource options", () => {
+  /** What `make` fails with: a ConfigError naming `option`. */
+  const refusal = (options: SesEventSource.Options, option: string) => {
+    const error = Effect.runSync(Effect.flip(SesEventSource.make(options)))
+    assert.instanceOf(error, Config.ConfigError)
+    assert.include(error.message, option)
+    return error.message
+  }
 
   it("accepting nothing is a configuration error", () => {
-    assert.throws(() => SesEventSource.make({}), /topicArns/)
-    assert.throws(() => SesEventSource.make({ eventBridgeSecret: " " }), /must not be empty/)
+    assert.include(refusal({}, `["topicArns"]`), "give topicArns (SNS), eventBridgeSecret (EventBridge), or both")
   })
+
+  it("an empty EventBridge secret is refused, since it would let an empty header in", () => {
+    refusal({ eventBridgeSecret: Redacted.make(" ") }, `["eventBridgeSecret"]`)
+  })
+
+  it("each other option is checked, and named, without showing the secret", () => {
+    const secret = "an-eventbridge-secret-value"
+    const cases: ReadonlyArray<readonly [Partial<SesEventSource.Options>, string]> = [
+      [{ topicArns: [topic, "MyTopic"] }, `["topicArns"][1]`],
+      [{ eventBridgeHeader: "x api key" }, `["eventBridgeHeader"]`],
+      [{ certificateCacheSize: 0 }, `["certificateCacheSize"]`],
+      [{ timeout: "-1 seconds" }, `["timeout"]`],
+      [{ name: "SES" }, `["name"]`]
+    ]
+    for (const [options, option] of cases) {
+      assert.notInclude(refusal({ topicArns: [topic], eventBridgeSecret: secret, ...options }, option), secret)
+    }
+  })
+})
+
+describe("SesEventSource's clock", () => {
+  itEffect.effect(
+    "a certificate is checked against the Clock: current now, refused once the clock passes its expiry",
+    () =>
+      Effect.gen(function* () {
+        const record = yield* Effect.promise(() => fixture("delivery"))
+        const { source } = world()
+        const request = (body: unknown) => ({
+          header: () => undefined,
+          body: new TextEncoder().encode(JSON.stringify(body))
+        })
+        const message = sign(notification(record))
+        yield* TestClock.setTime(Date.now())
+        assert.strictEqual((yield* source.receive(request(message))).length, 1)
+        // The signer's certificate is valid for one day.
+        yield* TestClock.adjust("2 days")
+        const error = yield* Effect.flip(source.receive(request(message)))
+        assert.strictEqual(error.reason, "Unauthenticated")
+        assert.include(error.message, "expired")
+      })
+  )
 })

@@ -1,7 +1,7 @@
 // SesSendQuota against the emulator, which answers GetAccount with the account in AWS_SES_ACCOUNT
 // (read on each request), and against a stand-in that refuses it as SES does without the permission.
-import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { assert, it, layer } from "@effect/vitest"
+import { Config, Effect } from "effect"
 import { SesSendQuota } from "../src/index.js"
 import { credentials, Emulator, EmulatorLive } from "./emulator.js"
 import { Stub, StubLive, sesError } from "./stub.js"
@@ -48,3 +48,18 @@ layer(StubLive)("SesSendQuota refused", (it) => {
     }).pipe(Effect.scoped)
   )
 })
+
+it.effect("a bad option fails make with a ConfigError naming it, before any request", () =>
+  Effect.gen(function* () {
+    for (const [options, option] of [
+      [{ accessKeyId: credentials.accessKeyId }, "secretAccessKey"],
+      [{ endpoint: "localhost:8005" }, "endpoint"],
+      [{ timeout: "Infinity" }, "timeout"]
+    ] as const) {
+      const error = yield* Effect.flip(Effect.scoped(SesSendQuota.make({ region: "eu-west-1", ...options })))
+      assert.instanceOf(error, Config.ConfigError)
+      assert.include(error.message, `["${option}"]`)
+      assert.notInclude(error.message, "AKIDEMULATOR")
+    }
+  })
+)

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net"
 import type { EmailProvider } from "@mailroom/core"
 import type { ReceivedEmail } from "@mailroom/core/testing"
 import emulatorModule from "aws-ses-v2-local"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { SesEmailProvider } from "../src/index.js"
 
 /** One message as the emulator's `GET /store` reports it. */
@@ -74,7 +74,7 @@ export const credentials = {
 /** The adapter pointed at the emulator, built from options as a user would. */
 export const ProviderLive = (
   options: SesEmailProvider.ConfigOptions = {}
-): Layer.Layer<EmailProvider.EmailProvider | Emulator> =>
+): Layer.Layer<EmailProvider.EmailProvider | Emulator, Config.ConfigError> =>
   Layer.unwrap(
     Effect.map(Emulator, ({ url }) =>
       SesEmailProvider.layer({ region: "us-east-1", endpoint: url, ...credentials, ...options })

@@ -306,6 +306,16 @@ describe("SES failures, answered in SES v2's wire format and parsed by the real 
       })
     )
 
+    it.effect("a 200 without a MessageId -> Unavailable, possibly sent", () =>
+      Effect.gen(function* () {
+        const error = yield* failure({ status: 200, headers: { "content-type": "application/json" }, body: "{}" })
+        assert.strictEqual(error.reason._tag, "Unavailable")
+        assert.isTrue((error.reason as ProviderError.Unavailable).possiblySent)
+        assert.include(error.message, "without a MessageId")
+        assert.isFalse(error.isRetryable)
+      })
+    )
+
     it.effect("a connection dropped after the request was sent -> Unavailable, possibly sent", () =>
       Effect.gen(function* () {
         const error = yield* failure("reset")

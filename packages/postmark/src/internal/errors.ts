@@ -190,28 +190,29 @@ const reasonOf = (failure: PostmarkFailure, context: SendContext): ProviderError
   return new ProviderError.Unknown({ message: `Postmark answered HTTP ${statusCode} to the send request` })
 }
 
-/** A rejection of `ServerClient.sendEmail` (or of building the client), as core's error. */
-export const fromFailure = (error: unknown, context: SendContext): ProviderError.ProviderError =>
-  new ProviderError.ProviderError({
-    provider: "postmark",
-    reason: isPostmarkFailure(error)
-      ? reasonOf(error, context)
-      : new ProviderError.Unknown({ message: "the Postmark client failed unexpectedly" }),
-    cause: error
-  })
-
 /** A 2xx answer without a MessageID: Postmark reports the refusal in its `ErrorCode` instead. */
-export const fromAnswer = (answer: unknown, context: SendContext): ProviderError.ProviderError => {
+const answerReason = (answer: unknown, context: SendContext): ProviderError.Reason => {
   const { ErrorCode, Message } = (typeof answer === "object" && answer !== null ? answer : {}) as {
     ErrorCode?: unknown
     Message?: unknown
   }
-  return new ProviderError.ProviderError({
-    provider: "postmark",
-    reason:
-      typeof ErrorCode === "number" && ErrorCode !== 0
-        ? fromErrorCode(ErrorCode, typeof Message === "string" ? Message : "", context)
-        : new ProviderError.Unknown({ message: "Postmark accepted the request but answered without a MessageID" }),
-    cause: answer
-  })
+  return typeof ErrorCode === "number" && ErrorCode !== 0
+    ? fromErrorCode(ErrorCode, typeof Message === "string" ? Message : "", context)
+    : new ProviderError.Unknown({ message: "Postmark accepted the request but answered without a MessageID" })
 }
+
+/**
+ * How a send failed, as core's error. `error` is what `ServerClient.sendEmail` rejected with (an
+ * `Error`: what the client read of Postmark's answer, or of no answer), or else what it resolved to
+ * when that held no MessageID.
+ */
+export const toProviderError = (error: unknown, context: SendContext): ProviderError.ProviderError =>
+  new ProviderError.ProviderError({
+    provider: "postmark",
+    reason: !(error instanceof Error)
+      ? answerReason(error, context)
+      : isPostmarkFailure(error)
+        ? reasonOf(error, context)
+        : new ProviderError.Unknown({ message: "the Postmark client failed unexpectedly" }),
+    cause: error
+  })

@@ -30,7 +30,7 @@ const problemsOf = (
     case "Composite":
       return issue.issues.flatMap((inner) => problemsOf(section, inner, path))
     default: {
-      const where = [section, pathText(path)].filter((part) => part !== "").join(".")
+      const where = [section === "config" ? "" : section, pathText(path)].filter((part) => part !== "").join(".")
       const annotations = (issue as { annotations?: { message?: unknown } }).annotations
       const message = typeof annotations?.message === "string" ? annotations.message : String(issue)
       return [`${where}: ${message}`]
@@ -40,6 +40,7 @@ const problemsOf = (
 
 /** An adapter's `ConfigError` as the problems of the config section it was built from. */
 export const fromAdapter = (section: string, error: Config.ConfigError): ServerConfigError => {
+  // `section` "config" is the whole file: the option's own path is the field.
   const cause = error.cause
   const problems =
     cause._tag === "SchemaError" ? problemsOf(section, cause.issue) : [`${section}: ${cause.message ?? String(cause)}`]
@@ -61,5 +62,5 @@ export const inSection = <A, E, R>(
     return Layer.unwrap(failed)
   })
 
-const isConfigError = (u: unknown): u is Config.ConfigError =>
+export const isConfigError = (u: unknown): u is Config.ConfigError =>
   typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "ConfigError"

@@ -3,9 +3,10 @@
 import type { EventSource, MailEvents, MailroomError, Organizations } from "@mailroom/core"
 import { WebhookDelivery } from "@mailroom/core"
 import { DiskQueueStore } from "@mailroom/local"
-import { type Duration, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import { PersistedQueue, type Redis } from "effect/persistence"
 import type { EventsConfig } from "../ServerConfig.js"
+import { fromAdapter } from "./configError.js"
 import { lazy } from "./lazy.js"
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
@@ -57,7 +58,8 @@ export const eventsLayer = (
 
 /**
  * The providers' webhooks the config turns on, each served at `POST /webhooks/{name}`; each provider's
- * package is imported only when its webhook is on.
+ * package is imported only when its webhook is on. Rejects with a ServerConfigError naming the field
+ * for an option a source refuses.
  */
 export const eventSources = async (
   events: EventsConfig | undefined
@@ -67,12 +69,22 @@ export const eventSources = async (
     ...(ses === undefined
       ? []
       : [
-          (await import("@mailroom/ses")).SesEventSource.make({
-            topicArns: ses.topicArns,
-            ...optional("eventBridgeSecret", ses.eventBridgeSecret),
-            ...optional("eventBridgeHeader", ses.eventBridgeHeader)
-          })
+          await Effect.runPromise(
+            (await import("@mailroom/ses")).SesEventSource.make({
+              topicArns: ses.topicArns,
+              ...optional("eventBridgeSecret", ses.eventBridgeSecret),
+              ...optional("eventBridgeHeader", ses.eventBridgeHeader)
+            }).pipe(Effect.mapError((error) => fromAdapter("events.ses", error)))
+          )
         ]),
-    ...(postmark === undefined ? [] : [(await import("@mailroom/postmark")).PostmarkEventSource.make(postmark)])
+    ...(postmark === undefined
+      ? []
+      : [
+          await Effect.runPromise(
+            (await import("@mailroom/postmark")).PostmarkEventSource.make(postmark).pipe(
+              Effect.mapError((error) => fromAdapter("events.postmark", error))
+            )
+          )
+        ])
   ]
 }

@@ -1,32 +1,71 @@
 // The SESv2Client built from the adapter's options, shared by the provider and the quota reader so
-// both reach the same account and region with the same credentials.
+// both reach the same account and region with the same credentials, and refuse the same bad options.
 import { SESv2Client } from "@aws-sdk/client-sesv2"
-import { Redacted } from "effect"
+import * as Adapter from "@mailroom/core/adapter"
+import { type Config, Effect, type Scope } from "effect"
+import { notBlank } from "./options.js"
 
 export interface ClientOptions {
   readonly region?: string | undefined
   readonly endpoint?: string | undefined
-  readonly accessKeyId?: string | Redacted.Redacted<string> | undefined
-  readonly secretAccessKey?: string | Redacted.Redacted<string> | undefined
-  readonly sessionToken?: string | Redacted.Redacted<string> | undefined
+  readonly accessKeyId?: Adapter.Secret | undefined
+  readonly secretAccessKey?: Adapter.Secret | undefined
+  readonly sessionToken?: Adapter.Secret | undefined
 }
 
-export const reveal = (secret: string | Redacted.Redacted<string>): string =>
-  Redacted.isRedacted(secret) ? Redacted.value(secret) : secret
+const isHttpUrl = (text: string) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)
 
-/** Without credentials, the SDK's own chain finds them. */
-export const buildClient = (options: ClientOptions, maxAttempts: number): SESv2Client =>
-  new SESv2Client({
-    maxAttempts,
-    ...(options.region === undefined ? {} : { region: options.region }),
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
-    ...(options.accessKeyId === undefined || options.secretAccessKey === undefined
-      ? {}
-      : {
-          credentials: {
-            accessKeyId: reveal(options.accessKeyId),
-            secretAccessKey: reveal(options.secretAccessKey),
-            ...(options.sessionToken === undefined ? {} : { sessionToken: reveal(options.sessionToken) })
-          }
-        })
+/**
+ * The client for `options`, destroyed when the scope closes. Without credentials, the SDK's own chain
+ * finds them; half a credential is refused rather than silently completed from that chain.
+ */
+export const acquireClient = (
+  options: ClientOptions,
+  maxAttempts: number
+): Effect.Effect<SESv2Client, Config.ConfigError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { region, endpoint, accessKeyId, secretAccessKey, sessionToken } = options
+    if (region !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(region)) {
+      return yield* Effect.fail(Adapter.invalidOption("region", "must be an AWS region, such as eu-west-1"))
+    }
+    if (endpoint !== undefined && !isHttpUrl(endpoint)) {
+      return yield* Effect.fail(Adapter.invalidOption("endpoint", "must be an http or https URL"))
+    }
+    if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+      return yield* Effect.fail(
+        Adapter.invalidOption(
+          accessKeyId === undefined ? "accessKeyId" : "secretAccessKey",
+          "must be given with the other of accessKeyId and secretAccessKey, or neither to use the AWS SDK's credential chain"
+        )
+      )
+    }
+    if (sessionToken !== undefined && accessKeyId === undefined) {
+      return yield* Effect.fail(
+        Adapter.invalidOption("sessionToken", "is taken only with accessKeyId and secretAccessKey")
+      )
+    }
+    const secrets = { accessKeyId, secretAccessKey, sessionToken }
+    for (const [option, secret] of Object.entries(secrets)) {
+      yield* notBlank(option, secret === undefined ? undefined : Adapter.secretValue(secret))
+    }
+    return yield* Effect.acquireRelease(
+      Effect.sync(
+        () =>
+          new SESv2Client({
+            maxAttempts,
+            ...(region === undefined ? {} : { region }),
+            ...(endpoint === undefined ? {} : { endpoint }),
+            ...(accessKeyId === undefined || secretAccessKey === undefined
+              ? {}
+              : {
+                  credentials: {
+                    accessKeyId: Adapter.secretValue(accessKeyId),
+                    secretAccessKey: Adapter.secretValue(secretAccessKey),
+                    ...(sessionToken === undefined ? {} : { sessionToken: Adapter.secretValue(sessionToken) })
+                  }
+                })
+          })
+      ),
+      (client) => Effect.sync(() => client.destroy())
+    )
   })

@@ -8,6 +8,8 @@ export interface Context {
   readonly email: EmailProvider.OutboundEmail
   /** Credential values that must never appear in a message, even when a vendor echoes them. */
   readonly secrets: ReadonlyArray<string>
+  /** The provider's own deadline, when it passed and the provider aborted the request. */
+  readonly timedOutAfter?: Duration.Duration
 }
 
 interface SdkError {
@@ -227,16 +229,25 @@ const reasonOf = (error: unknown, context: Context): ProviderError.Reason => {
   return new ProviderError.Unknown({ message: `SES answered HTTP ${status} (${name}): ${message}` })
 }
 
-export const fromSesError = (error: unknown, context: Context): ProviderError.ProviderError =>
-  new ProviderError.ProviderError({ provider: "ses", reason: reasonOf(error, context), cause: error })
-
-/** SES always answers a MessageId; without one, nothing says whether the message went out. */
-export const missingMessageId = (response: unknown): ProviderError.ProviderError =>
+/**
+ * How a send failed, as core's error. `error` is what `SESv2Client.send` rejected with (an `Error`:
+ * SES's exception, or the network's), or else what it resolved to when that held no MessageId.
+ */
+export const toProviderError = (error: unknown, context: Context): ProviderError.ProviderError =>
   new ProviderError.ProviderError({
     provider: "ses",
-    reason: new ProviderError.Unavailable({
-      message: "SES answered without a MessageId; the message may have been accepted",
-      possiblySent: true
-    }),
-    cause: response
+    reason:
+      context.timedOutAfter !== undefined
+        ? new ProviderError.Unavailable({
+            message: `SES did not answer within ${Duration.format(context.timedOutAfter)}; the message may have been sent`,
+            possiblySent: true
+          })
+        : error instanceof Error
+          ? reasonOf(error, context)
+          : // SES always answers a MessageId; without one, nothing says whether the message went out.
+            new ProviderError.Unavailable({
+              message: "SES answered without a MessageId; the message may have been accepted",
+              possiblySent: true
+            }),
+    cause: error
   })
