@@ -5,7 +5,16 @@ import type { AddressInfo, Socket } from "node:net"
 import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
-import { type Context, Duration, Layer, ManagedRuntime, Redacted } from "effect"
+import {
+  type Context,
+  Duration,
+  Config as EffectConfig,
+  Layer,
+  ManagedRuntime,
+  Redacted,
+  Schema,
+  SchemaIssue
+} from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { eventSources, eventsLayer } from "./internal/events.js"
@@ -161,10 +170,25 @@ const redisUrls = (config: Config): ReadonlyArray<string> => [
 ]
 
 /**
- * What building the layers can fail with: a database or an event queue that cannot be opened, an
- * idempotency directory that cannot be created or a Redis (for keys or the queue) that cannot be reached.
+ * What building the layers can fail with: an adapter refusing an option (Effect's `ConfigError`), a
+ * database or an event queue that cannot be opened, an idempotency directory that cannot be created
+ * or a Redis (for keys or the queue) that cannot be reached.
  */
-type LayerError = SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
+type LayerError =
+  | EffectConfig.ConfigError
+  | SqlError.SqlError
+  | PersistedQueue.PersistedQueueError
+  | MailroomError.Unavailable
+
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** An adapter's refusal of an option, as the config's own problems read: `publicUrl: must be an http: or https: URL`. */
+const optionProblems = (error: EffectConfig.ConfigError): ReadonlyArray<string> =>
+  error.cause instanceof Schema.SchemaError
+    ? formatIssue(error.cause.issue).issues.map(({ path, message }) =>
+        path === undefined || path.length === 0 ? message : `${path.join(".")}: ${message}`
+      )
+    : [error.message]
 
 /** Resolves once every promise of `pending` has settled, including those added meanwhile. */
 const settledAll = async (pending: ReadonlySet<Promise<void>>) => {
@@ -353,7 +377,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   } catch (cause) {
     server.close()
     await runtime.dispose()
-    throw cause
+    // An adapter that refused an option is a problem of the config, reported as the config's are.
+    throw cause instanceof EffectConfig.ConfigError ? new ConfigError("config", optionProblems(cause)) : cause
   }
 
   const grace = Duration.toMillis(config.shutdownGracePeriod)

@@ -3,7 +3,7 @@
 import type { EventSource, MailEvents, MailroomError, Organizations } from "@mailroom/core"
 import { WebhookDelivery } from "@mailroom/core"
 import { DiskQueueStore } from "@mailroom/local"
-import { type Duration, Layer } from "effect"
+import { type Config, type Duration, Layer } from "effect"
 import { PersistedQueue, type Redis } from "effect/persistence"
 import type { EventsConfig } from "../ServerConfig.js"
 import { lazy } from "./lazy.js"
@@ -23,7 +23,7 @@ export const eventsLayer = (
 ):
   | Layer.Layer<
       MailEvents.MailEvents,
-      PersistedQueue.PersistedQueueError | MailroomError.Unavailable,
+      Config.ConfigError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable,
       Organizations.Organizations
     >
   | undefined => {
@@ -31,7 +31,7 @@ export const eventsLayer = (
   const { queue: config } = events
   const store: Layer.Layer<
     PersistedQueue.PersistedQueueStore,
-    PersistedQueue.PersistedQueueError | MailroomError.Unavailable
+    Config.ConfigError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
   > =
     config.kind === "local"
       ? DiskQueueStore.layer({ dir: config.dir })
