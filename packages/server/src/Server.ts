@@ -128,7 +128,7 @@ const providerLayer = (provider: Config["provider"]) => {
 
 const idempotencyLayer = (
   idempotency: Config["idempotency"],
-  redis: (url: string) => Layer.Layer<Redis.Redis, MailroomError.Unavailable>
+  redis: (url: string) => Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>
 ) => {
   switch (idempotency.kind) {
     case "memory":
@@ -147,7 +147,7 @@ const idempotencyLayer = (
  * idempotency store and the events queue on the same Redis share one connection.
  */
 const redisConnections = () => {
-  const connections = new Map<string, Layer.Layer<Redis.Redis, MailroomError.Unavailable>>()
+  const connections = new Map<string, Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>>()
   return (url: string) => {
     let connection = connections.get(url)
     if (connection === undefined) {

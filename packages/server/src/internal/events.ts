@@ -19,7 +19,7 @@ const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]
 export const eventsLayer = (
   events: EventsConfig | undefined,
   /** The connection to a Redis URL, the same layer for the same URL so the server opens it once. */
-  redis: (url: string) => Layer.Layer<Redis.Redis, MailroomError.Unavailable>
+  redis: (url: string) => Layer.Layer<Redis.Redis, Config.ConfigError | MailroomError.Unavailable>
 ):
   | Layer.Layer<
       MailEvents.MailEvents,

@@ -2,7 +2,7 @@
 // or in memory, at a fixed rate or at the SES account's MaxSendRate, read again every `refresh`.
 import { createHash } from "node:crypto"
 import { type MailroomError, SendRateLimiter } from "@mailroom/core"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, type Config as EffectConfig, Layer, Redacted } from "effect"
 import type { Redis } from "effect/persistence"
 import type { Config } from "../ServerConfig.js"
 import { lazy } from "./lazy.js"
@@ -30,14 +30,16 @@ export const accountKey = (provider: Config["provider"]): string => {
 }
 
 export interface RateLimiting {
-  readonly layer: Layer.Layer<SendRateLimiter.SendRateLimiter, MailroomError.Unavailable> | undefined
+  readonly layer:
+    | Layer.Layer<SendRateLimiter.SendRateLimiter, EffectConfig.ConfigError | MailroomError.Unavailable>
+    | undefined
   /** Why the provider is not ready, if it is not: the SES quota could not be read at the last try. */
   readonly providerProblem: () => string | undefined
 }
 
 export const make = (
   config: Config,
-  redis: (url: string) => Layer.Layer<Redis.Redis, MailroomError.Unavailable>
+  redis: (url: string) => Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>
 ): RateLimiting => {
   let problem: string | undefined
   const limit = config.sending.rateLimit
