@@ -56,7 +56,7 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
   try {
     const dirs = { eml: path.join(root, "eml"), former: path.join(root, "former"), outbox: path.join(root, "outbox") }
     for (const dir of Object.values(dirs)) await mkdir(dir, { recursive: true })
-    const outbox = OutboxEmailProvider.make({ dir: dirs.outbox })
+    const outbox = await Effect.runPromise(OutboxEmailProvider.make({ dir: dirs.outbox }))
     const message = await compose().build()
     const contenders = [
       {

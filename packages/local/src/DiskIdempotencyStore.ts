@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { IdempotencyStore, MailroomError } from "@mailroom/core"
 import { Clock, Config, Duration, Effect, Layer, Schedule, type Scope } from "effect"
+import * as Check from "./internal/options.js"
 
 export interface Options {
   /** Directory of the entries, created when needed. Processes that share it share their keys. */
@@ -35,14 +36,21 @@ const unavailable = (cause: unknown) =>
 
 const code = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code
 
+/**
+ * The store on `dir`, sweeping expired entries until its scope closes. Fails with a `ConfigError`
+ * naming the option when `dir` is empty or a duration is not one above zero, and with `Unavailable`
+ * when the directory cannot be created.
+ */
 export const make = (
   options: Options
-): Effect.Effect<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable, Scope.Scope> =>
+): Effect.Effect<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable, Scope.Scope> =>
   Effect.gen(function* () {
-    const dir = path.resolve(options.dir)
+    const dir = path.resolve(yield* Check.directory("dir", options.dir))
     const retention = Duration.toMillis(
-      Duration.fromInputUnsafe(options.retention ?? IdempotencyStore.defaultRetention)
+      yield* Check.duration("retention", options.retention ?? IdempotencyStore.defaultRetention)
     )
+    const sweepInterval = yield* Check.duration("sweepInterval", options.sweepInterval ?? "1 hour")
+    const clock = yield* Clock.Clock
     yield* Effect.tryPromise({
       try: () => mkdir(dir, { recursive: true }),
       catch: (cause) =>
@@ -144,12 +152,13 @@ export const make = (
     }
 
     const sweep = async () => {
-      const now = Date.now()
+      // Entries expire by the Clock that wrote them; temporary files age by the file system's clock.
+      const now = clock.currentTimeMillisUnsafe()
       for (const name of await readdir(dir)) {
         const file = path.join(dir, name)
         if (name.startsWith(".tmp-")) {
           const info = await stat(file).catch(() => undefined)
-          if (info !== undefined && now - info.mtimeMs > staleTemporaryMs) await rm(file, { force: true })
+          if (info !== undefined && Date.now() - info.mtimeMs > staleTemporaryMs) await rm(file, { force: true })
         } else if (name.endsWith(".json") && ((await read(file).catch(() => undefined))?.expiresAt ?? now) < now) {
           await locked(file, async () => {
             const current = await read(file)
@@ -159,7 +168,6 @@ export const make = (
       }
     }
 
-    const sweepInterval = Duration.fromInputUnsafe(options.sweepInterval ?? "1 hour")
     yield* Effect.tryPromise(sweep).pipe(
       Effect.catch((error) =>
         Effect.logWarning(`[mailroom] the idempotency directory ${dir} could not be swept: ${error.cause}`)
@@ -185,11 +193,14 @@ export const make = (
     })
   })
 
-export const layer = (options: Options): Layer.Layer<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable> =>
+/** Provides core's `IdempotencyStore`; the sweeping stops when the layer is released. */
+export const layer = (
+  options: Options
+): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
   Layer.effect(IdempotencyStore.IdempotencyStore, make(options))
 
-/** `dir` (and optionally `retention`) from config, e.g. `Config.String("MAILROOM_IDEMPOTENCY_DIR")`. */
+/** As `layer`, with the options read from `Config`, e.g. `layerConfig({ dir: Config.String("IDEMPOTENCY_DIR") })`. */
 export const layerConfig = (
   options: Config.Wrap<Options>
-): Layer.Layer<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable | Config.ConfigError> =>
+): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
   Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(options), make))

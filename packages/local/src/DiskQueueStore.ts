@@ -5,6 +5,7 @@ import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/p
 import * as path from "node:path"
 import { Cause, Clock, Config, Duration, Effect, type Exit, Latch, Layer, Predicate, type Scope } from "effect"
 import { PersistedQueue } from "effect/persistence"
+import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
 
 export interface Options {
@@ -138,13 +139,21 @@ const makeQueue = (dir: string): Queue => ({
   writes: new Map()
 })
 
-/** The store, over the queues already in `dir`. Fails when another live process holds the directory. */
+/**
+ * The store, over the queues already in `dir`, holding the directory until its scope closes. Fails
+ * with a `ConfigError` when `dir` is empty, and with a `PersistedQueueError` when the directory cannot
+ * be used or another live process holds it.
+ */
 export const make = (
   options: Options
-): Effect.Effect<PersistedQueue.PersistedQueueStore["Service"], PersistedQueue.PersistedQueueError, Scope.Scope> =>
+): Effect.Effect<
+  PersistedQueue.PersistedQueueStore["Service"],
+  Config.ConfigError | PersistedQueue.PersistedQueueError,
+  Scope.Scope
+> =>
   Effect.gen(function* () {
+    const dir = path.resolve(yield* Check.directory("dir", options.dir))
     const clock = yield* Clock.Clock
-    const dir = path.resolve(options.dir)
     yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
@@ -336,11 +345,11 @@ export const make = (
 /** Provides Effect's `PersistedQueueStore`; give it to `PersistedQueue.layer` for queues on disk. */
 export const layer = (
   options: Options
-): Layer.Layer<PersistedQueue.PersistedQueueStore, PersistedQueue.PersistedQueueError> =>
+): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | PersistedQueue.PersistedQueueError> =>
   Layer.effect(PersistedQueue.PersistedQueueStore, make(options))
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ dir: Config.String("QUEUE_DIR") })`. */
 export const layerConfig = (
   options: Config.Wrap<Options>
-): Layer.Layer<PersistedQueue.PersistedQueueStore, PersistedQueue.PersistedQueueError | Config.ConfigError> =>
+): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | PersistedQueue.PersistedQueueError> =>
   Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(options), make))

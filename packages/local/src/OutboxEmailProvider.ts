@@ -5,10 +5,11 @@ import { mkdir, rm } from "node:fs/promises"
 import * as path from "node:path"
 import { EmailProvider, MailEvent, MailEvents, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Config, Effect, Layer, Option } from "effect"
+import { Clock, Config, Effect, Layer, Option } from "effect"
 import type MailComposerClass from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
 import * as Mime from "./internal/mime.js"
+import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
 import * as Uuid from "./internal/uuid.js"
 
@@ -33,7 +34,7 @@ export interface Options {
   readonly suppressedRecipients?: ReadonlyArray<string>
   /** Acts out an account whose sending is paused: every send fails with `SendingPaused`. Default false. */
   readonly paused?: boolean
-  /** What the outbox accepts. Default `defaultLimits`, the strictest of the supported vendors. */
+  /** What the outbox accepts. Default `limits`, the strictest of the supported vendors. */
   readonly limits?: EmailProvider.Limits
   /**
    * Where each accepted message's events go (`delivered`, `rejected`), once its file is written.
@@ -48,7 +49,7 @@ export interface Options {
  * every attachment extension either vendor refuses (Postmark's forbidden list and SES's
  * unsupported attachment types).
  */
-export const defaultLimits: EmailProvider.Limits = {
+export const limits: EmailProvider.Limits = {
   maxRecipients: 50,
   maxMessageBytes: 10_000_000,
   forbiddenExtensions: [
@@ -101,9 +102,29 @@ export interface Sidecar {
 const fail = (reason: ProviderError.Reason) =>
   Effect.fail(new ProviderError.ProviderError({ provider: "outbox", reason }))
 
-export const make = (options: Options): EmailProvider.EmailProvider => {
-  const dir = path.resolve(options.dir)
-  const limits = options.limits ?? defaultLimits
+/**
+ * Builds the provider. Fails with a `ConfigError` naming the option when `dir` is empty or a limit
+ * is not a whole number above zero. The `Date` of each message and the time of its events come from
+ * the `Clock` it is built with.
+ */
+export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvider, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const dir = yield* Check.directory("dir", options.dir)
+    const accepted = options.limits ?? limits
+    yield* Check.positiveInteger(["limits", "maxRecipients"], accepted.maxRecipients)
+    yield* Check.positiveInteger(["limits", "maxMessageBytes"], accepted.maxMessageBytes)
+    const clock = yield* Clock.Clock
+    return build(
+      { ...options, dir: path.resolve(dir), limits: accepted },
+      () => new Date(clock.currentTimeMillisUnsafe())
+    )
+  })
+
+const build = (
+  options: Options & { readonly limits: EmailProvider.Limits },
+  now: () => Date
+): EmailProvider.EmailProvider => {
+  const { dir, limits } = options
   const forbidden = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
   const sandbox = options.sandbox?.enabled === true ? options.sandbox : undefined
   const verified = new Set(sandbox?.verifiedRecipients.map((r) => r.toLowerCase()) ?? [])
@@ -126,7 +147,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
           replyTo: [...email.replyTo],
           subject: Adapter.headerText(email.subject),
           messageId: messageIdHeader(messageId),
-          date: new Date(),
+          date: now(),
           ...(email.text === undefined ? {} : { text: email.text }),
           ...(email.html === undefined ? {} : { html: email.html }),
           attachments: email.attachments.map((a) => ({
@@ -151,7 +172,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
           }
         }
       },
-      catch: Errors.outboxError
+      catch: Errors.toProviderError
     })
 
   // The directory is made once; one removed later is made again when a write finds it missing.
@@ -186,7 +207,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
           })
         }
       },
-      catch: Errors.outboxError
+      catch: Errors.toProviderError
     })
 
   const send = (email: EmailProvider.OutboundEmail) =>
@@ -256,7 +277,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
       if (options.events !== undefined) {
         yield* Adapter.publishAccepted(
           options.events,
-          MailEvent.accepted({ provider: "outbox", messageId, email, at: new Date(), isRejected: isSuppressed })
+          MailEvent.accepted({ provider: "outbox", messageId, email, at: now(), isRejected: isSuppressed })
         )
       }
       return { messageId }
@@ -266,7 +287,7 @@ export const make = (options: Options): EmailProvider.EmailProvider => {
 }
 
 const withEvents = (options: Options) =>
-  Effect.map(Effect.serviceOption(MailEvents.MailEvents), (events) =>
+  Effect.flatMap(Effect.serviceOption(MailEvents.MailEvents), (events) =>
     make(Option.isSome(events) && options.events === undefined ? { ...options, events: events.value } : options)
   )
 
@@ -274,7 +295,7 @@ const withEvents = (options: Options) =>
  * Provides core's `EmailProvider` (the server's `"provider": { "kind": "outbox", ... }`); its events go
  * to core's `MailEvents` when that service is provided.
  */
-export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider> =>
+export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
   Layer.effect(EmailProvider.EmailProvider, withEvents(options))
 
 /**

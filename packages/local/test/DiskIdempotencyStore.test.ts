@@ -7,7 +7,7 @@ import * as path from "node:path"
 import { assert, it } from "@effect/vitest"
 import type { IdempotencyStore, MailroomError } from "@mailroom/core"
 import { IdempotencyStoreSuite } from "@mailroom/core/testing"
-import { Duration, Effect, Exit } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Exit, Layer } from "effect"
 import { afterAll, beforeAll, describe } from "vitest"
 import { DiskIdempotencyStore } from "../src/index.js"
 
@@ -152,6 +152,49 @@ describe("DiskIdempotencyStore", () => {
         : undefined
       assert.strictEqual(error?._tag, "Unavailable")
       assert.include(error?.message ?? "", path.join(file, "idempotency"))
+    })
+  )
+
+  it.effect("unusable options fail make and layer with a ConfigError naming them", () =>
+    Effect.gen(function* () {
+      const refusals: ReadonlyArray<readonly [DiskIdempotencyStore.Options, string]> = [
+        [{ dir: "" }, "dir"],
+        [{ dir: freshDir(), retention: "soon" as Duration.Input }, "retention"],
+        [{ dir: freshDir(), retention: 0 }, "retention"],
+        [{ dir: freshDir(), sweepInterval: "-1 minutes" as Duration.Input }, "sweepInterval"],
+        [{ dir: freshDir(), sweepInterval: "Infinity" }, "sweepInterval"]
+      ]
+      for (const [options, option] of refusals) {
+        const made = yield* Effect.flip(Effect.scoped(DiskIdempotencyStore.make(options)))
+        const built = yield* Effect.flip(Effect.scoped(Layer.build(DiskIdempotencyStore.layer(options))))
+        for (const error of [made, built]) {
+          assert.strictEqual(error._tag, "ConfigError", option)
+          assert.include(error.message, `["${option}"]`)
+        }
+      }
+    })
+  )
+
+  it.effect("layerConfig fails with a ConfigError naming a retention read but unusable", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        Effect.scoped(
+          Layer.build(
+            DiskIdempotencyStore.layerConfig({
+              dir: Config.String("IDEMPOTENCY_DIR"),
+              retention: Config.Duration("IDEMPOTENCY_RETENTION")
+            })
+          )
+        ).pipe(
+          Effect.provide(
+            ConfigProvider.layer(
+              ConfigProvider.fromUnknown({ IDEMPOTENCY_DIR: freshDir(), IDEMPOTENCY_RETENTION: "0 seconds" })
+            )
+          )
+        )
+      )
+      assert.strictEqual(error._tag, "ConfigError")
+      assert.include(error.message, `["retention"]`)
     })
   )
 })

@@ -2,9 +2,11 @@ import { randomBytes } from "node:crypto"
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import { it as effectIt } from "@effect/vitest"
 import { EmailProvider, type ProviderError } from "@mailroom/core"
 import { EmailProviderSuite, type ReceivedEmail } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { type AddressObject, simpleParser } from "mailparser"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { OutboxEmailProvider } from "../src/index.js"
@@ -49,6 +51,7 @@ const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvide
   ...parts
 })
 
+const outbox = (options: OutboxEmailProvider.Options) => Effect.runPromise(OutboxEmailProvider.make(options))
 const send = (provider: EmailProvider.EmailProvider, email: EmailProvider.OutboundEmail) =>
   Effect.runPromise(provider.send(email))
 const failure = (provider: EmailProvider.EmailProvider, email: EmailProvider.OutboundEmail) =>
@@ -70,9 +73,8 @@ const suiteDir = path.join(tmpdir(), `mailroom-outbox-suite-${process.pid}-${Dat
 EmailProviderSuite("OutboxEmailProvider (.eml parsed by mailparser)", {
   layer: Layer.effect(
     EmailProvider.EmailProvider,
-    Effect.acquireRelease(
-      Effect.sync(() => OutboxEmailProvider.make({ dir: suiteDir })),
-      () => Effect.promise(() => rm(suiteDir, { recursive: true, force: true }))
+    Effect.acquireRelease(OutboxEmailProvider.make({ dir: suiteDir }), () =>
+      Effect.promise(() => rm(suiteDir, { recursive: true, force: true }))
     )
   ),
   read: (messageId) => Effect.promise(() => readMessage(suiteDir, messageId))
@@ -83,7 +85,7 @@ EmailProviderSuite("OutboxEmailProvider (.eml parsed by mailparser)", {
 describe("OutboxEmailProvider", () => {
   it("writes {message_id}.eml with a matching Message-ID, and a sidecar", async () => {
     const dir = freshDir()
-    const provider = OutboxEmailProvider.make({ dir })
+    const provider = await outbox({ dir })
     assert.strictEqual(provider.name, "outbox")
     const { messageId } = await send(provider, message())
     assert.match(messageId, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
@@ -96,7 +98,7 @@ describe("OutboxEmailProvider", () => {
   })
 
   it("message ids are unique and sort in the order the messages were sent", async () => {
-    const provider = OutboxEmailProvider.make({ dir: freshDir() })
+    const provider = await outbox({ dir: freshDir() })
     const ids: Array<string> = []
     for (let i = 0; i < 30; i++) ids.push((await send(provider, message())).messageId)
     assert.strictEqual(new Set(ids).size, ids.length)
@@ -105,7 +107,7 @@ describe("OutboxEmailProvider", () => {
 
   it("Bcc recipients are in the envelope and the sidecar, never in the message", async () => {
     const dir = freshDir()
-    const provider = OutboxEmailProvider.make({ dir })
+    const provider = await outbox({ dir })
     const { messageId } = await send(
       provider,
       message({ to: ["alice@example.com"], cc: ["carol@example.com"], bcc: ["dave@example.com", "erin@example.com"] })
@@ -127,7 +129,7 @@ describe("OutboxEmailProvider", () => {
 
   it("a non-ASCII sender name is RFC 2047-encoded in the raw file", async () => {
     const dir = freshDir()
-    const provider = OutboxEmailProvider.make({ dir })
+    const provider = await outbox({ dir })
     const { messageId } = await send(
       provider,
       message({ from: { address: "sender@acme.example", name: "Zoë Ångström" } })
@@ -145,7 +147,7 @@ describe("OutboxEmailProvider", () => {
 
   it("html and text are multipart/alternative; attachments sit beside them in multipart/mixed", async () => {
     const dir = freshDir()
-    const provider = OutboxEmailProvider.make({ dir })
+    const provider = await outbox({ dir })
     const pdf = new Uint8Array(randomBytes(5_000))
     const { messageId } = await send(
       provider,
@@ -165,7 +167,7 @@ describe("OutboxEmailProvider", () => {
 
   it("paused: SendingPaused (not permanent), and nothing is written", async () => {
     const dir = freshDir()
-    const provider = OutboxEmailProvider.make({ dir, paused: true })
+    const provider = await outbox({ dir, paused: true })
     const error = await failure(provider, message())
     assert.strictEqual(error._tag, "ProviderError")
     assert.strictEqual(error.provider, "outbox")
@@ -177,7 +179,7 @@ describe("OutboxEmailProvider", () => {
 
   it("sandbox: unverified recipients (to, cc or bcc) give RecipientNotVerified naming them, and nothing is written", async () => {
     const dir = freshDir()
-    const provider = OutboxEmailProvider.make({
+    const provider = await outbox({
       dir,
       sandbox: { enabled: true, verifiedRecipients: ["alice@example.com", "Carol@Example.com"] }
     })
@@ -198,7 +200,7 @@ describe("OutboxEmailProvider", () => {
   })
 
   it("a disabled sandbox lets every recipient through", async () => {
-    const provider = OutboxEmailProvider.make({
+    const provider = await outbox({
       dir: freshDir(),
       sandbox: { enabled: false, verifiedRecipients: [] }
     })
@@ -207,7 +209,8 @@ describe("OutboxEmailProvider", () => {
 
   it("declares the strictest vendor limits and acts them out, writing nothing", async () => {
     const dir = freshDir()
-    const provider = OutboxEmailProvider.make({ dir })
+    const provider = await outbox({ dir })
+    assert.deepStrictEqual(provider.limits, OutboxEmailProvider.limits)
     assert.strictEqual(provider.limits.maxRecipients, 50)
     assert.strictEqual(provider.limits.maxMessageBytes, 10_000_000)
     // Postmark's list and SES's list both apply.
@@ -230,7 +233,7 @@ describe("OutboxEmailProvider", () => {
     )
     assert.strictEqual(forbidden.reason._tag, "InvalidRequest")
     assert.include(forbidden.message, "setup.EXE")
-    const small = OutboxEmailProvider.make({ dir, limits: { ...provider.limits, maxMessageBytes: 10_000 } })
+    const small = await outbox({ dir, limits: { ...provider.limits, maxMessageBytes: 10_000 } })
     const large = await failure(
       small,
       message({
@@ -243,7 +246,7 @@ describe("OutboxEmailProvider", () => {
 
   it("files are written atomically: a reader never sees a partial .eml, and no temporary file stays", async () => {
     const dir = freshDir()
-    const provider = OutboxEmailProvider.make({ dir })
+    const provider = await outbox({ dir })
     const seen = new Map<string, Buffer>()
     let sending = true
     // Reads every .eml as soon as it appears, while 20 large messages are written at once.
@@ -284,7 +287,7 @@ describe("OutboxEmailProvider", () => {
   it("a directory it cannot write to is an Unknown ProviderError", async () => {
     const file = path.join(base, "not-a-directory")
     await writeFile(file, "x")
-    const error = await failure(OutboxEmailProvider.make({ dir: file }), message())
+    const error = await failure(await outbox({ dir: file }), message())
     assert.strictEqual(error.reason._tag, "Unknown")
     assert.isFalse(error.isRetryable)
     assert.isDefined(error.cause)
@@ -304,4 +307,58 @@ describe("OutboxEmailProvider", () => {
     )
     assert.strictEqual(error.reason._tag, "SendingPaused")
   })
+
+  it("make and layer refuse an empty dir and limits that are not whole numbers above zero, naming the option", async () => {
+    const refusals: ReadonlyArray<readonly [OutboxEmailProvider.Options, string]> = [
+      [{ dir: "" }, `["dir"]`],
+      [{ dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxRecipients: 0 } }, `["limits"]["maxRecipients"]`],
+      [
+        { dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxMessageBytes: -1 } },
+        `["limits"]["maxMessageBytes"]`
+      ]
+    ]
+    for (const [options, option] of refusals) {
+      const made = await Effect.runPromise(Effect.flip(OutboxEmailProvider.make(options)))
+      assert.strictEqual(made._tag, "ConfigError")
+      assert.include(made.message, option)
+      const built = await Effect.runPromise(
+        Effect.flip(Layer.build(OutboxEmailProvider.layer(options)).pipe(Effect.scoped))
+      )
+      assert.strictEqual(built._tag, "ConfigError")
+      assert.include(built.message, option)
+    }
+  })
+
+  it("layerConfig fails with a ConfigError naming a limit that was read but is unusable", async () => {
+    const layer = OutboxEmailProvider.layerConfig({
+      dir: Config.String("OUTBOX_DIR"),
+      limits: {
+        maxRecipients: Config.Number("OUTBOX_MAX_RECIPIENTS"),
+        maxMessageBytes: Config.succeed(OutboxEmailProvider.limits.maxMessageBytes),
+        forbiddenExtensions: Config.succeed(OutboxEmailProvider.limits.forbiddenExtensions)
+      }
+    })
+    const error = await Effect.runPromise(
+      Effect.flip(Layer.build(layer).pipe(Effect.scoped)).pipe(
+        Effect.provide(
+          ConfigProvider.layer(ConfigProvider.fromUnknown({ OUTBOX_DIR: freshDir(), OUTBOX_MAX_RECIPIENTS: "0" }))
+        )
+      )
+    )
+    assert.strictEqual(error._tag, "ConfigError")
+    assert.include(error.message, `["limits"]["maxRecipients"]`)
+  })
+})
+
+describe("OutboxEmailProvider on a TestClock", () => {
+  effectIt.effect("the Date of each message is the Clock's time", () =>
+    Effect.gen(function* () {
+      const dir = freshDir()
+      yield* TestClock.setTime(Date.parse("2031-02-03T04:05:06Z"))
+      const provider = yield* OutboxEmailProvider.make({ dir })
+      const { messageId } = yield* provider.send(message())
+      const parsed = yield* Effect.promise(async () => simpleParser(await readFile(path.join(dir, `${messageId}.eml`))))
+      assert.strictEqual(parsed.date?.toISOString(), "2031-02-03T04:05:06.000Z")
+    })
+  )
 })

@@ -115,7 +115,7 @@ describe("the outbox's events", () => {
   })
 
   it("metadata that could not be a header is refused, and nothing is written", async () => {
-    const provider = OutboxEmailProvider.make({ dir: path.join(dir, "metadata") })
+    const provider = await Effect.runPromise(OutboxEmailProvider.make({ dir: path.join(dir, "metadata") }))
     const error = await Effect.runPromise(
       Effect.flip(
         provider.send({

@@ -25,7 +25,8 @@ describe("DiskObjectStore at start-up", () => {
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "mailroom-startup-"))
     // A completed object, then what a process killed mid-upload leaves in the temporary folder.
-    await Effect.runPromise(DiskObjectStore.make(options(dir)).put(key, new TextEncoder().encode("kept"), "text/plain"))
+    const store = await Effect.runPromise(DiskObjectStore.make(options(dir)))
+    await Effect.runPromise(store.put(key, new TextEncoder().encode("kept"), "text/plain"))
     await mkdir(path.join(dir, ".tmp"), { recursive: true })
     await writeFile(
       path.join(dir, ".tmp", `${deadPid}.0b7e9a1c-killed-upload.part`),
@@ -40,7 +41,7 @@ describe("DiskObjectStore at start-up", () => {
 
   it("make removes the stale .part files and leaves the objects", async () => {
     assert.deepStrictEqual(await partFiles(), [`${deadPid}.0b7e9a1c-killed-upload.part`])
-    const store = DiskObjectStore.make(options(dir))
+    const store = await Effect.runPromise(DiskObjectStore.make(options(dir)))
     assert.deepStrictEqual(await partFiles(), [])
     assert.strictEqual(await readKept(store), "kept")
   })
@@ -65,7 +66,7 @@ describe("DiskObjectStore at start-up", () => {
     for (const name of [live, ancient, unnamed]) await writeFile(path.join(tmp, name), "x")
     const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000)
     await utimes(path.join(tmp, ancient), twoDaysAgo, twoDaysAgo)
-    DiskObjectStore.make(options(dir))
+    await Effect.runPromise(DiskObjectStore.make(options(dir)))
     assert.deepStrictEqual(await partFiles(), [live])
   })
 })

@@ -3,8 +3,11 @@
 import { createHash } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
-import { Cache, Clock, Config, Duration, Effect, Exit, Fiber, Layer, Option, Redacted } from "effect"
+import * as Adapter from "@mailroom/core/adapter"
+import { Cache, Clock, Config, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, type Scope } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import * as Errors from "./internal/errors.js"
+import * as Check from "./internal/options.js"
 
 export interface Options {
   /** Every organisation may send from `{slug}.{serviceDomain}`. */
@@ -22,8 +25,8 @@ export interface Options {
 }
 
 export interface ConnectionOptions {
-  /** `postgres://user:password@host:5432/database`; `?sslmode=require` for TLS. */
-  readonly url: string | Redacted.Redacted<string>
+  /** `postgres://user:password@host:5432/database`; `?sslmode=require` for TLS. Plain or `Redacted`. */
+  readonly url: Adapter.Secret
   /** Connections in the pool, opened when needed. Default 10. */
   readonly maxConnections?: number | undefined
 }
@@ -35,27 +38,31 @@ interface Organization {
 
 const sha256Hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex")
 
-/** "PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:5432": each distinct message down the causes. */
-const describe = (cause: unknown): string => {
-  const messages: Array<string> = []
-  for (let at = cause, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
-    if (at.message !== "" && !messages.some((m) => m.includes(at.message))) messages.push(at.message)
-  }
-  return messages.length === 0 ? String(cause) : messages.join(": ")
-}
-
 const unknownCredential = () => new MailroomError.Unauthorized({ message: "missing, invalid or revoked credential" })
 
-/**
- * The organisations; needs an `SqlClient` on a database migrated with `PostgresMigrations`. Throws
- * when `serviceDomain` is not a domain name.
- */
-export const make = Effect.fnUntraced(function* (options: Options) {
+interface Settings {
+  readonly rules: Organizations.DomainRules
+  readonly cacheTtl: Duration.Duration
+  readonly timeout: Duration.Duration
+  readonly capacity: number
+}
+
+const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const rules = yield* Effect.try({
+      try: () => Organizations.makeDomainRules(options.serviceDomain),
+      catch: () => Adapter.invalidOption("serviceDomain", "must be a domain name, such as mail.example.com")
+    })
+    return {
+      rules,
+      cacheTtl: yield* Check.duration("cacheTtl", options.cacheTtl ?? "5 seconds", { zero: true }),
+      timeout: yield* Check.duration("timeout", options.timeout ?? "3 seconds"),
+      capacity: yield* Check.positiveInteger("cacheCapacity", options.cacheCapacity ?? 10_000)
+    }
+  })
+
+const build = Effect.fnUntraced(function* ({ rules, cacheTtl, timeout, capacity }: Settings) {
   const sql = yield* SqlClient.SqlClient
-  const rules = Organizations.makeDomainRules(options.serviceDomain)
-  const cacheTtl = Duration.fromInputUnsafe(options.cacheTtl ?? "5 seconds")
-  const timeout = options.timeout ?? "3 seconds"
-  const capacity = options.cacheCapacity ?? 10_000
 
   // An outage fails every request; the log hears of it once per ten seconds, not once per request.
   let lastLogged = Number.NEGATIVE_INFINITY
@@ -65,13 +72,10 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       if (now - lastLogged >= 10_000) {
         lastLogged = now
         yield* Effect.logError(
-          `[mailroom] the organisations database cannot be reached (${what}): ${describe(cause)}; answering 503`
+          `[mailroom] the organisations database cannot be reached (${what}): ${Errors.describe(cause)}; answering 503`
         )
       }
-      return yield* new MailroomError.Unavailable({
-        message: `${what} cannot be checked right now; nothing was done, so the request may be tried again`,
-        cause
-      })
+      return yield* Errors.toUnavailable(what, cause)
     })
 
   /**
@@ -86,7 +90,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           orElse: () =>
             Effect.andThen(
               Effect.forkDetach(Fiber.interrupt(fiber)),
-              Effect.fail(new Error(`no answer within ${Duration.format(Duration.fromInputUnsafe(timeout))}`))
+              Effect.fail(new Error(`no answer within ${Duration.format(timeout)}`))
             )
         }),
         Effect.catch((cause) => unavailable(what, cause))
@@ -168,25 +172,45 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   })
 })
 
+/**
+ * The organisations, on the `SqlClient` in context (a database migrated with `PostgresMigrations`).
+ * Fails with a `ConfigError` naming the option when `serviceDomain` is not a domain name, `cacheTtl`
+ * or `timeout` is not a finite duration (`timeout` above zero), or `cacheCapacity` is not a whole
+ * number above zero.
+ */
+export const make = (
+  options: Options
+): Effect.Effect<Organizations.Organizations, Config.ConfigError, SqlClient.SqlClient> =>
+  Effect.flatMap(settingsOf(options), build)
+
+/** The organisations over a pool of their own, the options checked before it connects; closed with the scope. */
+const makeConnected = (
+  options: Options & ConnectionOptions
+): Effect.Effect<Organizations.Organizations, Config.ConfigError | SqlError.SqlError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const settings = yield* settingsOf(options)
+    const url = yield* Check.databaseUrl(options.url)
+    const maxConnections =
+      options.maxConnections === undefined
+        ? {}
+        : { maxConnections: yield* Check.positiveInteger("maxConnections", options.maxConnections) }
+    const pool = yield* Layer.build(
+      PgClient.layer({ url: Redacted.make(url), ...maxConnections, applicationName: "mailroom" })
+    )
+    return yield* Effect.provide(build(settings), pool)
+  })
+
 /** Provides core's `Organizations` from an `SqlClient` of your own (one your application already has). */
 export const layerFromClient = (
   options: Options
-): Layer.Layer<Organizations.Organizations, never, SqlClient.SqlClient> =>
+): Layer.Layer<Organizations.Organizations, Config.ConfigError, SqlClient.SqlClient> =>
   Layer.effect(Organizations.Organizations, make(options))
 
 /** Provides core's `Organizations` over a pool of its own, closed with the layer. */
 export const layer = (
   options: Options & ConnectionOptions
-): Layer.Layer<Organizations.Organizations, SqlError.SqlError> =>
-  layerFromClient(options).pipe(
-    Layer.provide(
-      PgClient.layer({
-        url: typeof options.url === "string" ? Redacted.make(options.url) : options.url,
-        ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
-        applicationName: "mailroom"
-      })
-    )
-  )
+): Layer.Layer<Organizations.Organizations, Config.ConfigError | SqlError.SqlError> =>
+  Layer.effect(Organizations.Organizations, makeConnected(options))
 
 /**
  * The same, with options read from `Config`, e.g.
@@ -195,4 +219,4 @@ export const layer = (
 export const layerConfig = (
   options: Config.Wrap<Options & ConnectionOptions>
 ): Layer.Layer<Organizations.Organizations, Config.ConfigError | SqlError.SqlError> =>
-  Layer.unwrap(Effect.map(Config.unwrap(options), layer))
+  Layer.effect(Organizations.Organizations, Effect.flatMap(Config.unwrap(options), makeConnected))

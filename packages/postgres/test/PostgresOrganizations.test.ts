@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
+import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Config, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it, onTestFinished } from "vitest"
 import { PostgresOrganizations } from "../src/index.js"
 import { type Cluster, migrate, startCluster } from "./support/postgres.js"
@@ -299,5 +300,65 @@ describe("PostgresOrganizations", () => {
         assert.deepStrictEqual(yield* organizations.authenticate(accessToken("tok_acme")), acme)
       })
     )
+  })
+
+  describe("options", () => {
+    /** The error building `layer` fails with. */
+    const buildFailure = <A, E>(layer: Layer.Layer<A, E>) =>
+      Effect.runPromise(Effect.flip(Effect.scoped(Layer.build(layer))))
+    // Nothing listens on port 1: a ConfigError rather than a connection failure shows the options are
+    // checked before anything connects.
+    const closed = "postgres://postgres:hunter2@127.0.0.1:1/postgres"
+    const refusals: ReadonlyArray<
+      readonly [Partial<PostgresOrganizations.Options & PostgresOrganizations.ConnectionOptions>, string]
+    > = [
+      [{ serviceDomain: "not a domain!" }, "serviceDomain"],
+      [{ cacheTtl: "-1 seconds" }, "cacheTtl"],
+      [{ timeout: 0 }, "timeout"],
+      [{ cacheCapacity: 0 }, "cacheCapacity"],
+      [{ maxConnections: 2.5 }, "maxConnections"],
+      [{ url: "mysql://root:hunter2@127.0.0.1:3306/app" }, "url"],
+      [{ url: Redacted.make("127.0.0.1:5432") }, "url"]
+    ]
+
+    it("layer refuses each unusable option with a ConfigError naming it, never the password, before connecting", async () => {
+      for (const [bad, option] of refusals) {
+        const error = await buildFailure(
+          PostgresOrganizations.layer({ url: closed, serviceDomain: "mailroom.test", ...bad })
+        )
+        assert.strictEqual(error._tag, "ConfigError", option)
+        assert.include(error.message, `["${option}"]`)
+        assert.notInclude(error.message, "hunter2")
+      }
+    })
+
+    it("layerFromClient refuses the same options on a client of your own", async () => {
+      const client = PgClient.layer({ url: Redacted.make(cluster.url), maxConnections: 1 })
+      for (const [bad, option] of refusals.filter(([bad]) => !("url" in bad) && !("maxConnections" in bad))) {
+        const error = await buildFailure(
+          PostgresOrganizations.layerFromClient({ serviceDomain: "mailroom.test", ...bad }).pipe(Layer.provide(client))
+        )
+        assert.strictEqual(error._tag, "ConfigError", option)
+        assert.include(error.message, `["${option}"]`)
+      }
+    })
+
+    it("layerConfig fails alike for a value it read but cannot use", async () => {
+      const layer = PostgresOrganizations.layerConfig({
+        url: Config.Redacted("DATABASE_URL"),
+        serviceDomain: Config.String("SERVICE_DOMAIN")
+      })
+      for (const [values, option] of [
+        [{ DATABASE_URL: cluster.url, SERVICE_DOMAIN: "not a domain!" }, "serviceDomain"],
+        [{ DATABASE_URL: "mysql://root:hunter2@127.0.0.1:3306/app", SERVICE_DOMAIN: "mailroom.test" }, "url"]
+      ] as const) {
+        const error = await buildFailure(
+          layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(values))))
+        )
+        assert.strictEqual(error._tag, "ConfigError", option)
+        assert.include(error.message, `["${option}"]`)
+        assert.notInclude(error.message, "hunter2")
+      }
+    })
   })
 })

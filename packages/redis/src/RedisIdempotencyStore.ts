@@ -1,9 +1,10 @@
 // core's IdempotencyStore on Redis, through Effect's own `Redis` service: every instance pointed at
 // one Redis shares its Idempotency-Keys, so a key retried on another instance is still replayed.
 import { IdempotencyStore, type MailroomError } from "@mailroom/core"
-import { Config, Duration, Effect, Layer } from "effect"
+import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { Redis } from "effect/persistence"
-import { decodeEntry, unavailable } from "./internal/redis.js"
+import { decodeEntry, toUnavailable } from "./internal/errors.js"
+import * as Check from "./internal/options.js"
 import * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
@@ -31,15 +32,30 @@ redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 return false`
 }).withReturnType<string | null>()
 
-/** A store on the `Redis` service in context: bring your own connection, e.g. one `RedisConnection.layer` shared with a `RedisQueueStore`. */
-export const make = (options: Options = {}): Effect.Effect<IdempotencyStore.IdempotencyStore, never, Redis.Redis> =>
+interface Settings {
+  readonly prefix: string
+  /** Milliseconds, as `PX` takes them. */
+  readonly retention: string
+  readonly timeout: Duration.Duration
+}
+
+const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const retention = yield* Check.duration("retention", options.retention ?? IdempotencyStore.defaultRetention)
+    return {
+      prefix: options.prefix ?? "mailroom:idempotency:",
+      retention: String(Math.ceil(Duration.toMillis(retention))),
+      timeout: yield* Check.duration("timeout", options.timeout ?? "5 seconds")
+    }
+  })
+
+const build = ({
+  prefix,
+  retention,
+  timeout
+}: Settings): Effect.Effect<IdempotencyStore.IdempotencyStore, never, Redis.Redis> =>
   Effect.gen(function* () {
     const redis = yield* Redis.Redis
-    const prefix = options.prefix ?? "mailroom:idempotency:"
-    const retention = String(
-      Duration.toMillis(Duration.fromInputUnsafe(options.retention ?? IdempotencyStore.defaultRetention))
-    )
-    const timeout = Duration.fromInputUnsafe(options.timeout ?? "5 seconds")
     // Encoded so neither part can contain the separator: (a:b, c) and (a, b:c) are two keys.
     const keyOf = (scope: IdempotencyStore.Scope) =>
       `${prefix}${encodeURIComponent(scope.orgId)}:${encodeURIComponent(scope.key)}`
@@ -52,7 +68,7 @@ export const make = (options: Options = {}): Effect.Effect<IdempotencyStore.Idem
           orElse: () =>
             Effect.fail(new Redis.RedisError({ cause: new Error(`no answer within ${Duration.format(timeout)}`) }))
         }),
-        Effect.mapError((error) => unavailable(error.cause)),
+        Effect.mapError((error) => toUnavailable(error.cause)),
         Effect.tapError((error) =>
           Effect.logError(`[mailroom] idempotency ${what} on Redis failed: ${String(error.cause)}`)
         )
@@ -74,23 +90,45 @@ export const make = (options: Options = {}): Effect.Effect<IdempotencyStore.Idem
     })
   })
 
+/**
+ * A store on the `Redis` service in context: bring your own connection, e.g. one `RedisConnection.layer`
+ * shared with a `RedisQueueStore`. Fails with a `ConfigError` naming the option when `retention` or
+ * `timeout` is not a finite duration above zero.
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<IdempotencyStore.IdempotencyStore, Config.ConfigError, Redis.Redis> =>
+  Effect.flatMap(settingsOf(options), build)
+
+/** The store on its own connection to `url`, checked before it connects, closed with the scope. */
+const makeConnected = (
+  options: ConnectionOptions
+): Effect.Effect<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const settings = yield* settingsOf(options)
+    const redis = yield* RedisConnection.make({ url: options.url })
+    return yield* Effect.provideService(build(settings), Redis.Redis, redis)
+  })
+
 /** The store on a `Redis` service provided by the caller. */
-export const layerRedis = (options: Options = {}): Layer.Layer<IdempotencyStore.IdempotencyStore, never, Redis.Redis> =>
+export const layerRedis = (
+  options: Options = {}
+): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError, Redis.Redis> =>
   Layer.effect(IdempotencyStore.IdempotencyStore, make(options))
 
 /**
- * The store on its own connection to `url` (`RedisConnection.layer`): opened when the layer is built
+ * The store on its own connection to `url` (as `RedisConnection.make`): opened when the layer is built
  * (a Redis that cannot be reached fails it with `Unavailable`) and closed with it. Commands made while
  * the connection is down fail at once instead of waiting to run later, and the connection is retried
  * in the background.
  */
 export const layer = (
   options: ConnectionOptions
-): Layer.Layer<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable> =>
-  layerRedis(options).pipe(Layer.provide(RedisConnection.layer({ url: options.url })))
+): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
+  Layer.effect(IdempotencyStore.IdempotencyStore, makeConnected(options))
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
   options: Config.Wrap<ConnectionOptions>
-): Layer.Layer<IdempotencyStore.IdempotencyStore, MailroomError.Unavailable | Config.ConfigError> =>
-  Layer.unwrap(Effect.map(Config.unwrap(options), layer))
+): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
+  Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(options), makeConnected))

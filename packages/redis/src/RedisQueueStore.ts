@@ -1,8 +1,10 @@
 // Effect's PersistedQueueStore on Redis, so a durable queue (core's WebhookDelivery) is one queue for
 // every instance pointed at that Redis: what one queues, any other can deliver, also after a crash.
 import type { MailroomError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
-import { PersistedQueue, type Redis } from "effect/persistence"
+import { PersistedQueue, Redis } from "effect/persistence"
+import * as Check from "./internal/options.js"
 import * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
@@ -35,31 +37,73 @@ const defaults = {
   lockExpiration: Duration.seconds(20)
 } as const
 
-/** The store on the `Redis` service in context; its workers stop when the scope closes. */
+interface Settings {
+  readonly prefix: string
+  readonly pollInterval: Duration.Duration
+  readonly lockRefreshInterval: Duration.Duration
+  readonly lockExpiration: Duration.Duration
+}
+
+const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
+  Effect.gen(function* () {
+    const lockRefreshInterval = yield* Check.duration(
+      "lockRefreshInterval",
+      options.lockRefreshInterval ?? defaults.lockRefreshInterval
+    )
+    const lockExpiration = yield* Check.duration("lockExpiration", options.lockExpiration ?? defaults.lockExpiration)
+    // A lock that lapses before its worker renews it hands a live attempt to another worker.
+    if (!Duration.isLessThan(lockRefreshInterval, lockExpiration)) {
+      return yield* Effect.fail(
+        Adapter.invalidOption("lockRefreshInterval", "must be shorter than lockExpiration, or locks lapse while held")
+      )
+    }
+    return {
+      prefix: options.prefix ?? defaults.prefix,
+      pollInterval: yield* Check.duration("pollInterval", options.pollInterval ?? defaults.pollInterval),
+      lockRefreshInterval,
+      lockExpiration
+    }
+  })
+
+/**
+ * The store on the `Redis` service in context, e.g. one `RedisConnection.layer` shared with a
+ * `RedisIdempotencyStore`; its workers stop when the scope closes. Fails with a `ConfigError` naming
+ * the option when a duration is not a finite one above zero, or `lockRefreshInterval` is not shorter
+ * than `lockExpiration`.
+ */
 export const make = (
   options: Options = {}
-): Effect.Effect<PersistedQueue.PersistedQueueStore["Service"], never, Redis.Redis | Scope.Scope> =>
-  PersistedQueue.makeStoreRedis({
-    prefix: options.prefix ?? defaults.prefix,
-    pollInterval: options.pollInterval ?? defaults.pollInterval,
-    lockRefreshInterval: options.lockRefreshInterval ?? defaults.lockRefreshInterval,
-    lockExpiration: options.lockExpiration ?? defaults.lockExpiration
+): Effect.Effect<PersistedQueue.PersistedQueueStore["Service"], Config.ConfigError, Redis.Redis | Scope.Scope> =>
+  Effect.flatMap(settingsOf(options), (settings) => PersistedQueue.makeStoreRedis(settings))
+
+/** The store on its own connection to `url`, checked before it connects, closed with the scope. */
+const makeConnected = (
+  options: ConnectionOptions
+): Effect.Effect<
+  PersistedQueue.PersistedQueueStore["Service"],
+  Config.ConfigError | MailroomError.Unavailable,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const settings = yield* settingsOf(options)
+    const redis = yield* RedisConnection.make({ url: options.url })
+    return yield* Effect.provideService(PersistedQueue.makeStoreRedis(settings), Redis.Redis, redis)
   })
 
 /** The store on a `Redis` service provided by the caller, e.g. one `RedisConnection.layer` shared with a `RedisIdempotencyStore`. */
 export const layerRedis = (
   options: Options = {}
-): Layer.Layer<PersistedQueue.PersistedQueueStore, never, Redis.Redis> =>
+): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError, Redis.Redis> =>
   Layer.effect(PersistedQueue.PersistedQueueStore, make(options))
 
-/** The store on its own connection to `url` (`RedisConnection.layer`): a Redis that cannot be reached fails it with `Unavailable`. */
+/** The store on its own connection to `url` (as `RedisConnection.make`): a Redis that cannot be reached fails it with `Unavailable`. */
 export const layer = (
   options: ConnectionOptions
-): Layer.Layer<PersistedQueue.PersistedQueueStore, MailroomError.Unavailable> =>
-  layerRedis(options).pipe(Layer.provide(RedisConnection.layer({ url: options.url })))
+): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | MailroomError.Unavailable> =>
+  Layer.effect(PersistedQueue.PersistedQueueStore, makeConnected(options))
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
   options: Config.Wrap<ConnectionOptions>
-): Layer.Layer<PersistedQueue.PersistedQueueStore, MailroomError.Unavailable | Config.ConfigError> =>
-  Layer.unwrap(Effect.map(Config.unwrap(options), layer))
+): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | MailroomError.Unavailable> =>
+  Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(options), makeConnected))

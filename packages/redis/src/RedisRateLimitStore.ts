@@ -1,8 +1,9 @@
 // core's SendRateLimiter buckets on Redis, so every instance pointed at one Redis draws from one bucket
 // per provider account and region: the fleet together stays within the provider's sending rate.
 import { type MailroomError, SendRateLimiter } from "@mailroom/core"
-import { Config, Duration, Effect, Layer } from "effect"
+import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { Redis } from "effect/persistence"
+import * as Check from "./internal/options.js"
 import * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
@@ -50,12 +51,20 @@ return { 1, string.format("%.17g", delay) }
   }
 ).withReturnType<readonly [granted: 0 | 1, delayMillis: string]>()
 
-/** The store on the `Redis` service in context, e.g. one `RedisConnection.layer` shared with the other stores. */
-export const make = (options: Options = {}): Effect.Effect<SendRateLimiter.RateLimitStore, never, Redis.Redis> =>
+interface Settings {
+  readonly prefix: string
+  readonly timeout: Duration.Duration
+}
+
+const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
+  Effect.map(Check.duration("timeout", options.timeout ?? "1 second"), (timeout) => ({
+    prefix: options.prefix ?? "mailroom:ratelimit:",
+    timeout
+  }))
+
+const build = ({ prefix, timeout }: Settings): Effect.Effect<SendRateLimiter.RateLimitStore, never, Redis.Redis> =>
   Effect.gen(function* () {
     const redis = yield* Redis.Redis
-    const prefix = options.prefix ?? "mailroom:ratelimit:"
-    const timeout = Duration.fromInputUnsafe(options.timeout ?? "1 second")
     const reserve = redis.eval(reserveScript)
     return SendRateLimiter.RateLimitStore.of({
       reserve: (request) =>
@@ -80,18 +89,39 @@ export const make = (options: Options = {}): Effect.Effect<SendRateLimiter.RateL
     })
   })
 
+/**
+ * The store on the `Redis` service in context, e.g. one `RedisConnection.layer` shared with the other
+ * stores. Fails with a `ConfigError` naming `timeout` when it is not a finite duration above zero.
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<SendRateLimiter.RateLimitStore, Config.ConfigError, Redis.Redis> =>
+  Effect.flatMap(settingsOf(options), build)
+
+/** The store on its own connection to `url`, checked before it connects, closed with the scope. */
+const makeConnected = (
+  options: ConnectionOptions
+): Effect.Effect<SendRateLimiter.RateLimitStore, Config.ConfigError | MailroomError.Unavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const settings = yield* settingsOf(options)
+    const redis = yield* RedisConnection.make({ url: options.url })
+    return yield* Effect.provideService(build(settings), Redis.Redis, redis)
+  })
+
 /** The store on a `Redis` service provided by the caller. */
-export const layerRedis = (options: Options = {}): Layer.Layer<SendRateLimiter.RateLimitStore, never, Redis.Redis> =>
+export const layerRedis = (
+  options: Options = {}
+): Layer.Layer<SendRateLimiter.RateLimitStore, Config.ConfigError, Redis.Redis> =>
   Layer.effect(SendRateLimiter.RateLimitStore, make(options))
 
-/** The store on its own connection to `url` (`RedisConnection.layer`): a Redis that cannot be reached fails it with `Unavailable`. */
+/** The store on its own connection to `url` (as `RedisConnection.make`): a Redis that cannot be reached fails it with `Unavailable`. */
 export const layer = (
   options: ConnectionOptions
-): Layer.Layer<SendRateLimiter.RateLimitStore, MailroomError.Unavailable> =>
-  layerRedis(options).pipe(Layer.provide(RedisConnection.layer({ url: options.url })))
+): Layer.Layer<SendRateLimiter.RateLimitStore, Config.ConfigError | MailroomError.Unavailable> =>
+  Layer.effect(SendRateLimiter.RateLimitStore, makeConnected(options))
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
   options: Config.Wrap<ConnectionOptions>
-): Layer.Layer<SendRateLimiter.RateLimitStore, MailroomError.Unavailable | Config.ConfigError> =>
-  Layer.unwrap(Effect.map(Config.unwrap(options), layer))
+): Layer.Layer<SendRateLimiter.RateLimitStore, Config.ConfigError | MailroomError.Unavailable> =>
+  Layer.effect(SendRateLimiter.RateLimitStore, Effect.flatMap(Config.unwrap(options), makeConnected))

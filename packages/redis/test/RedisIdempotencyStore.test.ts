@@ -4,10 +4,10 @@ import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { EmailProvider, IdempotencyStore, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
 import { IdempotencyStoreSuite } from "@mailroom/core/testing"
-import { Duration, Effect, Exit, Layer, Redacted } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { createClient } from "redis"
 import { afterAll, describe } from "vitest"
-import { RedisIdempotencyStore } from "../src/index.js"
+import { RedisConnection, RedisIdempotencyStore } from "../src/index.js"
 import { startRedisServer } from "./support/redisServer.js"
 
 // Started while tests are collected: the suite's layers need its URL.
@@ -158,5 +158,37 @@ describe("RedisIdempotencyStore", () => {
         assert.isFalse((yield* send("during")).replayed)
         assert.strictEqual(provider.sent.length, 3)
       }).pipe(Effect.scoped)
+  )
+
+  it.effect(
+    "an unusable retention or timeout fails layerRedis, layer and layerConfig with a ConfigError naming it",
+    () =>
+      Effect.gen(function* () {
+        const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
+        // Port 1 answers nobody: a ConfigError (not Unavailable) shows the options are checked before connecting.
+        const closed = "redis://127.0.0.1:1/0"
+        for (const [bad, option] of [
+          [{ retention: 0 }, "retention"],
+          [{ retention: "forever" as Duration.Input }, "retention"],
+          [{ timeout: "-5 seconds" as Duration.Input }, "timeout"]
+        ] as const) {
+          for (const error of [
+            yield* build(
+              RedisIdempotencyStore.layerRedis(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url })))
+            ),
+            yield* build(RedisIdempotencyStore.layer({ url: closed, ...bad }))
+          ]) {
+            assert.strictEqual(error._tag, "ConfigError", option)
+            assert.include(error.message, `["${option}"]`)
+          }
+        }
+        const configured = yield* build(
+          RedisIdempotencyStore.layerConfig({ url: Config.Redacted("REDIS_URL"), timeout: Config.Duration("TIMEOUT") })
+        ).pipe(
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ REDIS_URL: closed, TIMEOUT: "0 seconds" })))
+        )
+        assert.strictEqual(configured._tag, "ConfigError")
+        assert.include(configured.message, `["timeout"]`)
+      })
   )
 })

@@ -3,9 +3,9 @@
 import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { SendRateLimiter } from "@mailroom/core"
-import { Duration, Effect, Exit, Layer } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Exit, Layer } from "effect"
 import { afterAll, describe } from "vitest"
-import { RedisRateLimitStore } from "../src/index.js"
+import { RedisConnection, RedisRateLimitStore } from "../src/index.js"
 import { startRedisServer } from "./support/redisServer.js"
 
 const redis = await startRedisServer()
@@ -80,5 +80,30 @@ describe("RedisRateLimitStore", () => {
         )
       )
     )
+  )
+
+  it.effect("an unusable timeout fails layerRedis, layer and layerConfig with a ConfigError naming it", () =>
+    Effect.gen(function* () {
+      const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
+      const closed = "redis://127.0.0.1:1/0"
+      const configured = RedisRateLimitStore.layerConfig({
+        url: Config.Redacted("REDIS_URL"),
+        timeout: Config.Duration("TIMEOUT")
+      }).pipe(
+        Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ REDIS_URL: closed, TIMEOUT: "0 millis" })))
+      )
+      for (const error of [
+        yield* build(
+          RedisRateLimitStore.layerRedis({ timeout: "0 millis" }).pipe(
+            Layer.provide(RedisConnection.layer({ url: redis.url }))
+          )
+        ),
+        yield* build(RedisRateLimitStore.layer({ url: closed, timeout: "0 millis" })),
+        yield* build(configured)
+      ]) {
+        assert.strictEqual(error._tag, "ConfigError")
+        assert.include(error.message, `["timeout"]`)
+      }
+    })
   )
 })

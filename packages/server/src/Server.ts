@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from "node:net"
 import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
-import { type Context, Duration, Layer, ManagedRuntime, Redacted } from "effect"
+import { type Context, Duration, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
@@ -47,7 +47,12 @@ export interface RunningServer {
   readonly viewer: string | undefined
 }
 
-const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)
+/** Why a public URL cannot be the base of every link the service hands out, if it cannot. */
+const urlProblem = (value: string): string | undefined => {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) return "must be an http(s) URL"
+  const url = new URL(value)
+  return url.search !== "" || url.hash !== "" ? "must not have a query or a fragment" : undefined
+}
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
@@ -122,7 +127,7 @@ const providerLayer = (provider: Config["provider"]) => {
 
 const idempotencyLayer = (
   idempotency: Config["idempotency"],
-  redis: (url: string) => Layer.Layer<Redis.Redis, MailroomError.Unavailable>
+  redis: (url: string) => Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>
 ) => {
   switch (idempotency.kind) {
     case "memory":
@@ -141,7 +146,7 @@ const idempotencyLayer = (
  * idempotency store and the events queue on the same Redis share one connection.
  */
 const redisConnections = () => {
-  const connections = new Map<string, Layer.Layer<Redis.Redis, MailroomError.Unavailable>>()
+  const connections = new Map<string, Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>>()
   return (url: string) => {
     let connection = connections.get(url)
     if (connection === undefined) {
@@ -229,8 +234,9 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const log = options.log ?? ((line: string) => console.log(line))
   const host = options.host ?? "127.0.0.1"
   // A config built in code has not been through `parse`: its URL is checked here, as the file's would be.
-  if (config.publicUrl !== undefined && !isHttpUrl(config.publicUrl)) {
-    throw new ServerConfigError({ source: "config", problems: ["publicUrl: must be an http(s) URL"] })
+  const publicUrlProblem = config.publicUrl === undefined ? undefined : urlProblem(config.publicUrl)
+  if (publicUrlProblem !== undefined) {
+    throw new ServerConfigError({ source: "config", problems: [`publicUrl: ${publicUrlProblem}`] })
   }
   const organizations = ServerOrganizations.make(config)
   let sources: Awaited<ReturnType<typeof eventSources>>
@@ -334,9 +340,9 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const layer = Mailroom.layer<LayerError>({
     provider: inSection("provider", providerLayer(config.provider)),
     store: inSection("storage", storageLayer(config.storage, publicUrl)),
-    organizations: organizations.layer,
+    organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
-    ...optional("events", events),
+    ...optional("events", events && inSection("events", events)),
     attachments: optional("idSecret", config.attachmentIdSecret),
     ...optional("rateLimiter", rateLimiting.layer && inSection("provider", rateLimiting.layer)),
     mailer: {

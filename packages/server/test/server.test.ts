@@ -312,4 +312,30 @@ describe("start-up", () => {
       await rm(dir, { recursive: true, force: true })
     }
   })
+
+  it("an option an adapter refuses stops start-up as a config problem naming it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-bad-"))
+    try {
+      // The file's checks let a query through; the disk store's URLs cannot carry one.
+      const config = ServerConfig.parse(
+        {
+          port: 0,
+          publicUrl: "http://127.0.0.1:3000/?tenant=acme",
+          serviceDomain: "mailroom.test",
+          organizations,
+          storage: { kind: "local", dir: "s", signingSecret: "x" },
+          provider: { kind: "outbox", dir: "o" }
+        },
+        { baseDir: dir }
+      )
+      const error = await Server.start(config, { log: () => {} }).then(
+        (running) => running.close().then(() => assert.fail("started")),
+        (error: unknown) => error
+      )
+      assert.instanceOf(error, ServerConfig.ServerConfigError)
+      assert.include(error.message, "publicUrl: must not have a query or a fragment")
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 })

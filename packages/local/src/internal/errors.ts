@@ -19,7 +19,7 @@ const unavailableCodes = new Set(["ENOSPC", "EMFILE", "ENFILE", "EBUSY", "EAGAIN
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** A file system failure while writing or reading. */
-export const storeError = (operation: string, key: string, error: unknown): ObjectStore.ObjectStoreError => {
+export const toObjectStoreError = (operation: string, key: string, error: unknown): ObjectStore.ObjectStoreError => {
   const code = codeOf(error)
   const message = `${operation} ${quote(key)} failed: ${describe(error)}`
   return new ObjectStore.ObjectStoreError({
@@ -34,8 +34,8 @@ export const storeError = (operation: string, key: string, error: unknown): Obje
   })
 }
 
-/** As `storeError`, where a missing file means that nothing is stored under the key. */
-export const lookupError = (
+/** As `toObjectStoreError`, where a missing file means that nothing is stored under the key. */
+export const toLookupError = (
   operation: string,
   key: string,
   error: unknown
@@ -43,7 +43,7 @@ export const lookupError = (
   const code = codeOf(error)
   return code !== undefined && missingCodes.has(code)
     ? new ObjectStore.ObjectNotFound({ key, cause: error })
-    : storeError(operation, key, error)
+    : toObjectStoreError(operation, key, error)
 }
 
 export const isMissing = (error: unknown): boolean => {
@@ -58,8 +58,11 @@ export const invalid = (operation: string, message: string): ObjectStore.ObjectS
     reason: new ObjectStore.Unknown({ message: `${operation}: ${message}` })
   })
 
-/** The outbox could not render or write the message: nothing was sent. */
-export const outboxError = (error: unknown): ProviderError.ProviderError =>
+/**
+ * The outbox could not render or write the message: nothing was sent. It takes no context: the
+ * outbox has no vendor answer to read, so the file system's error is the whole story.
+ */
+export const toProviderError = (error: unknown): ProviderError.ProviderError =>
   new ProviderError.ProviderError({
     provider: "outbox",
     reason: new ProviderError.Unknown({ message: `the outbox could not write the message: ${describe(error)}` }),

@@ -3,7 +3,7 @@
 import type { EventSource, MailEvents, MailroomError, Organizations } from "@mailroom/core"
 import { WebhookDelivery } from "@mailroom/core"
 import { DiskQueueStore } from "@mailroom/local"
-import { type Duration, Effect, Layer } from "effect"
+import { type Config, type Duration, Effect, Layer } from "effect"
 import { PersistedQueue, type Redis } from "effect/persistence"
 import type { EventsConfig } from "../ServerConfig.js"
 import { fromAdapter } from "./configError.js"
@@ -20,11 +20,11 @@ const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]
 export const eventsLayer = (
   events: EventsConfig | undefined,
   /** The connection to a Redis URL, the same layer for the same URL so the server opens it once. */
-  redis: (url: string) => Layer.Layer<Redis.Redis, MailroomError.Unavailable>
+  redis: (url: string) => Layer.Layer<Redis.Redis, Config.ConfigError | MailroomError.Unavailable>
 ):
   | Layer.Layer<
       MailEvents.MailEvents,
-      PersistedQueue.PersistedQueueError | MailroomError.Unavailable,
+      Config.ConfigError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable,
       Organizations.Organizations
     >
   | undefined => {
@@ -32,7 +32,7 @@ export const eventsLayer = (
   const { queue: config } = events
   const store: Layer.Layer<
     PersistedQueue.PersistedQueueStore,
-    PersistedQueue.PersistedQueueError | MailroomError.Unavailable
+    Config.ConfigError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
   > =
     config.kind === "local"
       ? DiskQueueStore.layer({ dir: config.dir })

@@ -39,7 +39,7 @@ export interface RateLimiting {
 
 export const make = (
   config: Config,
-  redis: (url: string) => Layer.Layer<Redis.Redis, MailroomError.Unavailable>
+  redis: (url: string) => Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>
 ): RateLimiting => {
   let problem: string | undefined
   const limit = config.sending.rateLimit

@@ -2,8 +2,8 @@
 import { type IdempotencyStore, MailroomError } from "@mailroom/core"
 import { Effect } from "effect"
 
-/** A caller sees only that nothing was sent; the cause is kept for the log. */
-export const unavailable = (
+/** A Redis failure as core's `Unavailable`: a caller sees only that nothing was sent; the cause is kept for the log. */
+export const toUnavailable = (
   cause: unknown,
   message = "Idempotency-Keys cannot be checked right now; nothing was sent, try again later"
 ) => new MailroomError.Unavailable({ message, cause })
@@ -19,7 +19,7 @@ export const decodeEntry = (value: string): Effect.Effect<IdempotencyStore.Entry
     } catch {
       // reported below
     }
-    const error = unavailable(
+    const error = toUnavailable(
       new Error(`a stored Idempotency-Key entry is not one mailroom wrote: ${value.slice(0, 80)}`)
     )
     return Effect.andThen(Effect.logError(`[mailroom] ${String(error.cause)}`), Effect.fail(error))

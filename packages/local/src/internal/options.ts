@@ -1,0 +1,32 @@
+// The checks every module of the package makes of its options before it builds anything: each
+// failure is core's `Adapter.invalidOption`, naming the option and what it must be, never its value.
+import * as Adapter from "@mailroom/core/adapter"
+import { type Config, Duration, Effect } from "effect"
+
+/** An option's name, or its path within the options (`["limits", "maxRecipients"]`). */
+type Option = string | ReadonlyArray<PropertyKey>
+
+/** A directory option: any path but the empty one, which would quietly mean the working directory. */
+export const directory = (option: Option, dir: string): Effect.Effect<string, Config.ConfigError> =>
+  typeof dir === "string" && dir !== ""
+    ? Effect.succeed(dir)
+    : Effect.fail(Adapter.invalidOption(option, "must be a directory path, not empty"))
+
+/** A duration option: one Effect reads, finite and above zero. */
+export const duration = (
+  option: Option,
+  input: Duration.Input
+): Effect.Effect<Duration.Duration, Config.ConfigError> => {
+  const decoded = Duration.fromInput(input)
+  return decoded._tag === "Some" && Duration.isFinite(decoded.value) && Duration.isPositive(decoded.value)
+    ? Effect.succeed(decoded.value)
+    : Effect.fail(
+        Adapter.invalidOption(option, 'must be a finite duration above zero, such as "1 hour" or 5000 (milliseconds)')
+      )
+}
+
+/** A count option: a whole number above zero. */
+export const positiveInteger = (option: Option, value: number): Effect.Effect<number, Config.ConfigError> =>
+  Number.isSafeInteger(value) && value > 0
+    ? Effect.succeed(value)
+    : Effect.fail(Adapter.invalidOption(option, "must be a whole number above zero"))

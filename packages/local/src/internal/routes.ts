@@ -1,0 +1,177 @@
+// What serves the disk store's signed URLs over HTTP: a PUT streams the body into place within the
+// limits the URL was signed for, a GET streams the object back; every refusal is JSON `{message}`.
+import { Readable } from "node:stream"
+import * as Adapter from "@mailroom/core/adapter"
+import type * as StoreRoutes from "@mailroom/http/StoreRoutes"
+import * as Errors from "./errors.js"
+import * as Signing from "./signing.js"
+import * as Storage from "./storage.js"
+
+export interface Settings {
+  readonly secret: string
+  readonly pathPrefix: string
+  readonly maxUploadBytes: number
+  readonly tmpDir: string
+  /** The file of a key, or undefined when the key names no object. */
+  readonly fileOf: (key: string) => string | undefined
+  /** Milliseconds since the epoch, from the Clock the store was built with. */
+  readonly now: () => number
+}
+
+export const json = (status: number, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ message }), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers }
+  })
+
+const refuse = (message: string) => json(403, message)
+
+export const make = ({
+  secret,
+  pathPrefix,
+  maxUploadBytes,
+  tmpDir,
+  fileOf,
+  now
+}: Settings): StoreRoutes.StoreRoutes => {
+  /** The key a request path names, or undefined when it names none. */
+  const keyOfPath = (pathname: string) => {
+    const at = pathname.indexOf(pathPrefix)
+    if (at === -1) return undefined
+    try {
+      return pathname
+        .slice(at + pathPrefix.length)
+        .split("/")
+        .map((segment) => decodeURIComponent(segment))
+        .join("/")
+    } catch {
+      return undefined
+    }
+  }
+
+  /** The grant a request's URL carries, checked against its signature and expiry. */
+  const authorize = (method: "GET" | "PUT", key: string | undefined, query: URLSearchParams) => {
+    const expires = query.get("expires") ?? ""
+    const signature = query.get("signature") ?? ""
+    const optional = (name: string) => query.get(name) ?? undefined
+    const grant: Signing.Grant =
+      method === "PUT"
+        ? {
+            method,
+            key: key ?? "",
+            expires,
+            contentType: optional("content-type"),
+            contentLength: optional("content-length")
+          }
+        : { method, key: key ?? "", expires, filename: optional("filename") }
+    if (key === undefined || signature === "" || !Signing.verify(secret, grant, signature)) {
+      return { refused: refuse("the signature does not match this URL") } as const
+    }
+    // Checked after the signature, so a forged expiry earns no better answer than a forged anything.
+    if (!/^[0-9]{1,12}$/.test(expires) || Number(expires) * 1000 < now()) {
+      return { refused: refuse("the URL has expired") } as const
+    }
+    const file = fileOf(key)
+    if (file === undefined) return { refused: refuse("the URL names no valid key") } as const
+    return { grant, file } as const
+  }
+
+  const download = async (grant: Signing.Grant, file: string): Promise<Response> => {
+    let object: Storage.OpenObject
+    try {
+      object = await Storage.openObject(file)
+    } catch (error) {
+      if (Errors.isMissing(error)) return json(404, "no object is stored under this key")
+      throw error
+    }
+    let body: ReadableStream<Uint8Array> | null = null
+    // The stream closes the handle when it ends or the client goes away.
+    if (object.size > 0) {
+      const end = object.start + object.size - 1
+      body = Readable.toWeb(
+        object.handle.createReadStream({ start: object.start, end, autoClose: true })
+      ) as unknown as ReadableStream<Uint8Array>
+    } else await object.handle.close()
+    return new Response(body, {
+      status: 200,
+      headers: {
+        "content-type": object.contentType,
+        "content-length": String(object.size),
+        "content-disposition": Adapter.contentDisposition(grant.filename ?? Adapter.filenameOf(grant.key)),
+        // The bytes are whatever a client uploaded: never let a browser render them as a page of this origin.
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "default-src 'none'; sandbox",
+        "cache-control": "private, no-store"
+      }
+    })
+  }
+
+  const upload = async (request: Request, grant: Signing.Grant, file: string): Promise<Response> => {
+    if (request.headers.get("content-type") !== grant.contentType) {
+      return refuse("the Content-Type is not the one this URL was signed for")
+    }
+    const declared = grant.contentLength === undefined ? undefined : Number(grant.contentLength)
+    const header = request.headers.get("content-length")
+    if (declared !== undefined && header !== null && Number(header) !== declared) {
+      return refuse("the Content-Length is not the one this URL was signed for")
+    }
+    const limit = Math.min(maxUploadBytes, declared ?? maxUploadBytes)
+    const tooLarge = () =>
+      declared !== undefined && declared <= maxUploadBytes
+        ? refuse("the body is longer than the Content-Length this URL was signed for")
+        : json(413, `the body is larger than ${maxUploadBytes} bytes`, { connection: "close" })
+    if (header !== null && Number(header) > limit) return tooLarge()
+
+    const pending = await Storage.beginObject(tmpDir, grant.contentType ?? "application/octet-stream")
+    try {
+      let size = 0
+      const reader = request.body?.getReader()
+      if (reader !== undefined) {
+        for (;;) {
+          let chunk: ReadableStreamReadResult<Uint8Array>
+          try {
+            chunk = await reader.read()
+          } catch {
+            return json(400, "the upload was interrupted")
+          }
+          if (chunk.done) break
+          size += chunk.value.byteLength
+          // Counted as the bytes arrive: the rest of an oversized body is never read.
+          if (size > limit) {
+            reader.cancel().catch(() => undefined)
+            return tooLarge()
+          }
+          await pending.write(chunk.value)
+        }
+      }
+      if (declared !== undefined && size !== declared) {
+        return refuse("the body is shorter than the Content-Length this URL was signed for")
+      }
+      await pending.commit(file)
+      return new Response(null, { status: 200 })
+    } finally {
+      await pending.abort()
+    }
+  }
+
+  const handle = async (request: Request): Promise<Response> => {
+    try {
+      const url = new URL(request.url)
+      const method = request.method.toUpperCase()
+      if (method !== "GET" && method !== "PUT") {
+        return json(405, `use GET or PUT with a signed URL, not ${request.method}`, { allow: "GET, PUT" })
+      }
+      const authorized = authorize(method, keyOfPath(url.pathname), url.searchParams)
+      if ("refused" in authorized) return authorized.refused
+      return method === "GET"
+        ? await download(authorized.grant, authorized.file)
+        : await upload(request, authorized.grant, authorized.file)
+    } catch (error) {
+      // The message could carry the store's paths; the code (ENOSPC, EMFILE...) says enough.
+      const code = Errors.codeOf(error)
+      return json(500, code === undefined ? "the store failed" : `the store failed (${code})`)
+    }
+  }
+
+  return { pathPrefix, methods: ["GET", "PUT"], handle }
+}
