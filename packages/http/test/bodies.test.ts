@@ -1,10 +1,13 @@
-// Bodies the handlers must not wait for: one behind a credential that does not authenticate. The
-// client writes each byte itself, so a server that waited for the body would never answer.
-import { request as httpRequest } from "node:http"
+// Bodies the handlers must not wait for or read to the end: one behind a credential that does not
+// authenticate, and a chunked one (no Content-Length to refuse up front) over the limit. The client
+// writes each byte itself, so a server that waited for the body would never answer.
+import { type ClientRequest, request as httpRequest } from "node:http"
+import type { Socket } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { MailroomHandler } from "../src/index.js"
 import { keys, makeWorld, type Running, transports } from "./world.js"
 
+const limit = 1024 * 1024
 const unauthorized = JSON.stringify({ message: "missing, invalid or revoked credential" })
 
 interface Reply {
@@ -36,11 +39,32 @@ const begin = (url: string, method: string, path: string, headers: Record<string
   return { request, reply }
 }
 
+/** Writes 64 KiB chunks, waiting while the server is not reading, until it answers or `max` bytes are sent. */
+const feed = async (request: ClientRequest, reply: Promise<Reply>, max: number) => {
+  let answered = false
+  const settled = reply.then(
+    () => {
+      answered = true
+    },
+    () => {
+      answered = true
+    }
+  )
+  const chunk = Buffer.alloc(64 * 1024, " ")
+  for (let sent = 0; !answered && sent < max; sent += chunk.byteLength) {
+    if (!request.write(chunk)) await Promise.race([new Promise((r) => request.once("drain", r)), settled])
+  }
+  // A server that read it all gets its end, and answers whatever it answers.
+  if (!answered) request.end()
+}
+
 for (const [transport, start] of Object.entries(transports)) {
   describe(transport, () => {
     let server: Running
+    const connections: Array<Socket> = []
     beforeAll(async () => {
       server = await start(makeWorld())
+      server.server.on("connection", (socket: Socket) => connections.push(socket))
     })
     afterAll(() => server.close())
 
@@ -64,6 +88,28 @@ for (const [transport, start] of Object.entries(transports)) {
           request.destroy()
           assert.deepStrictEqual(answer, { status: 401, body: unauthorized }, `${method} ${path}`)
         }
+      }
+    })
+
+    it("a chunked body over the limit is 413 with the spec's body, and the rest is not read", async () => {
+      for (const [path, headers, body] of [
+        ["/emails", { "x-api-key": keys.acme }, { error: `the body is larger than ${limit} bytes` }],
+        [
+          "/v1/attachments/presign",
+          { authorization: `Bearer ${keys.acmeToken}` },
+          { message: `the body is larger than ${limit} bytes` }
+        ]
+      ] as const) {
+        const { request, reply } = begin(server.url, "POST", path, { ...headers, "content-type": "application/json" })
+        assert.isUndefined(request.getHeader("content-length"))
+        await feed(request, reply, 16 * limit)
+        const answer = await within(5000, reply, `answer to ${path} over the limit`)
+        // What the server had taken off the connection when it answered: the limit, and what the
+        // socket and the request stream buffer ahead of a reader, not the 16 MiB on offer.
+        const read = connections.at(-1)?.bytesRead ?? Number.POSITIVE_INFINITY
+        request.destroy()
+        assert.deepStrictEqual(answer, { status: 413, body: JSON.stringify(body) }, path)
+        assert.isBelow(read, limit + 512 * 1024, path)
       }
     })
   })
@@ -97,5 +143,33 @@ describe("Web handler, given a Request whose body never ends", () => {
       assert.strictEqual(await response.text(), unauthorized)
       assert.isFalse(request.bodyUsed)
     }
+  })
+
+  it("stops reading a body over the limit as soon as it passes it", async () => {
+    // 16 MiB of spaces, a chunk per turn of the event loop, as a network would deliver them.
+    let pulled = 0
+    const endless = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        await new Promise((resolve) => setImmediate(resolve))
+        if (pulled >= 16 * limit) return controller.close()
+        pulled += 64 * 1024
+        controller.enqueue(new Uint8Array(64 * 1024).fill(0x20))
+      }
+    })
+    const response = await within(
+      5000,
+      handler.web(
+        new Request("http://127.0.0.1/emails", {
+          method: "POST",
+          headers: { "x-api-key": keys.acme, "content-type": "application/json" },
+          body: endless,
+          duplex: "half"
+        } as RequestInit)
+      ),
+      "answer to a body over the limit"
+    )
+    assert.strictEqual(response.status, 413)
+    assert.strictEqual(await response.text(), JSON.stringify({ error: `the body is larger than ${limit} bytes` }))
+    assert.isAtMost(pulled, limit + 3 * 64 * 1024)
   })
 })
