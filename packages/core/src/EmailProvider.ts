@@ -87,7 +87,7 @@ export interface MemoryOptions {
   readonly events?: MailEvents
 }
 
-/** Accepts every message and keeps it, with a copy of every attachment's bytes. */
+/** Accepts every message and keeps a copy of it, attachments' bytes included. */
 export const makeMemory = (options: MemoryOptions = {}): MemoryEmailProvider => {
   const sent: Array<SentEmail> = []
   return {
@@ -97,10 +97,8 @@ export const makeMemory = (options: MemoryOptions = {}): MemoryEmailProvider => 
     send: (email) =>
       Effect.gen(function* () {
         const messageId = randomUUID()
-        sent.push({
-          messageId,
-          email: { ...email, attachments: email.attachments.map((a) => ({ ...a, content: a.content.slice() })) }
-        })
+        // A deep copy: the record stays what was sent when the caller reuses its arrays or buffers.
+        sent.push({ messageId, email: structuredClone(email) })
         if (options.events !== undefined) {
           yield* publishAccepted(
             options.events,

@@ -5,6 +5,8 @@ import { EmailProviderSuite, ObjectStoreSuite } from "../src/testing/index.js"
 const store = ObjectStore.makeMemory()
 ObjectStoreSuite("memory", { layer: Layer.succeed(ObjectStore.ObjectStore, store), fetch: store.fetch })
 
+// The memory provider delivers to its `sent` list and nowhere else, so that list is its peer. The
+// suite overwrites every message it handed over once `send` returns: the list must hold copies.
 const provider = EmailProvider.makeMemory()
 EmailProviderSuite("memory", {
   layer: Layer.succeed(EmailProvider.EmailProvider, provider),

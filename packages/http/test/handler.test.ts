@@ -263,8 +263,10 @@ for (const [transport, start] of Object.entries(transports)) {
         assert.isNull(first.headers.get("idempotent-replayed"))
         expectJson(again, 201, first.body)
         assert.strictEqual(again.headers.get("idempotent-replayed"), "true")
-        const other = await call("POST", "/emails", { headers, body: { ...message, subject: "Another" } })
-        expectJson(other, 409, { error: "this Idempotency-Key was already used with another request" })
+        for (const change of [{ subject: "Another" }, { body: { ...message.body, text: "See the attachment." } }]) {
+          const other = await call("POST", "/emails", { headers, body: { ...message, ...change } })
+          expectJson(other, 409, { error: "this Idempotency-Key was already used with another request" })
+        }
         const tooLong = await call("POST", "/emails", {
           headers: { ...apiKey(), "idempotency-key": "k".repeat(257) },
           body: message

@@ -110,6 +110,7 @@ export type World = ReturnType<typeof makeWorld>
 
 export interface Running {
   readonly url: string
+  readonly server: Server
   readonly close: () => Promise<void>
 }
 
@@ -132,7 +133,7 @@ export const transports = {
       logError: (m) => world.control.logged.push(m)
     })
     const server = createServer(handler.node)
-    return { url: await listen(server), close: closer(server, handler.dispose) }
+    return { url: await listen(server), server, close: closer(server, handler.dispose) }
   },
   "Web handler": async (world: World, options: MailroomHandler.Options = {}): Promise<Running> => {
     const handler = MailroomHandler.fromLayer(world.layer, {
@@ -140,6 +141,6 @@ export const transports = {
       logError: (m) => world.control.logged.push(m)
     })
     const server = createAdaptorServer({ fetch: handler.web }) as Server
-    return { url: await listen(server), close: closer(server, handler.dispose) }
+    return { url: await listen(server), server, close: closer(server, handler.dispose) }
   }
 } as const

@@ -1,5 +1,6 @@
 // The conformance suite every EmailProvider runs against its real peer. Each case sends through the
-// provider, then reads what the peer received (emulator store, parsed .eml, stand-in log), not what the adapter says it sent.
+// provider, overwrites the message it handed over, then reads what the peer received (emulator store,
+// parsed .eml, stand-in log, the memory provider's inbox), not what the adapter says it sent.
 import { randomBytes } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
@@ -34,6 +35,29 @@ export interface EmailProviderSuiteOptions<R = never> {
 const normalize = (text: string | undefined) => text?.replace(/\r\n/g, "\n").trimEnd()
 const baseType = (contentType: string) => contentType.split(";")[0]?.trim().toLowerCase()
 
+type Writable<T> = { -readonly [K in keyof T]: T[K] }
+
+/**
+ * Overwrites every part of a message once the provider has taken it, so what `read` returns is what
+ * reached the peer then, not the caller's objects still held by reference (an in-memory peer could).
+ */
+const overwrite = (email: OutboundEmail) => {
+  const message = email as Writable<OutboundEmail>
+  const from = email.from as Writable<OutboundEmail["from"]>
+  from.address = "overwritten@example.invalid"
+  if (from.name !== undefined) from.name = "overwritten"
+  const lists = [email.to, email.cc, email.bcc, email.replyTo] as Array<Array<string>>
+  for (const list of lists) list.fill("overwritten@example.invalid")
+  message.subject = "overwritten"
+  if (message.text !== undefined) message.text = "overwritten"
+  if (message.html !== undefined) message.html = "<p>overwritten</p>"
+  for (const attachment of email.attachments as Array<Writable<OutboundEmail["attachments"][number]>>) {
+    attachment.filename = "overwritten.bin"
+    attachment.contentType = "application/x-overwritten"
+    attachment.content.fill(0)
+  }
+}
+
 export const EmailProviderSuite = <R = never>(name: string, options: EmailProviderSuiteOptions<R>): void => {
   const from = options.from ?? "sender@acme.example"
   const message = (parts: Partial<OutboundEmail>): OutboundEmail => ({
@@ -49,7 +73,10 @@ export const EmailProviderSuite = <R = never>(name: string, options: EmailProvid
   const roundTrip = (email: OutboundEmail) =>
     Effect.gen(function* () {
       const provider = yield* EmailProvider
-      const { messageId } = yield* provider.send(email)
+      // The provider gets a copy, overwritten once sent; the cases compare with the original.
+      const handed = structuredClone(email)
+      const { messageId } = yield* provider.send(handed)
+      overwrite(handed)
       assert.isString(messageId)
       assert.isAbove(messageId.length, 0)
       return yield* options.read(messageId)

@@ -23,8 +23,9 @@ export const makeSignedUrlFetch =
 
     const body = request.method === "PUT" ? new Uint8Array(await request.arrayBuffer()) : undefined
     const headers: Record<string, string> = Object.fromEntries(request.headers)
-    // The SDK signs the host without its port (docs/peers.md). GCS is reached on the default port,
-    // where the Host header has none either; the emulator has a port, so the host name is compared.
+    // The SDK signs the host without its port (its signer.js: `extensionHeaders.host = fqdn.hostname`;
+    // this package's README, "How it is tested"). GCS is reached on the default port, where the Host
+    // header has none either; the emulator has a port, so the host name is compared.
     headers.host = url.hostname
     // fetch sends Content-Length for a body of known size; a Request object does not show it.
     if (body !== undefined) headers["content-length"] = String(body.byteLength)

@@ -276,14 +276,6 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     if (route.auth !== undefined && given === undefined) {
       return failure(route.variant, 401, ["missing, invalid or revoked credential"])
     }
-    // The body is read before the effect runs, so each request enters the runtime once; its
-    // problems are answered only after the credential is checked.
-    const read =
-      route.body === "json"
-        ? await readJson(request, route.variant)
-        : route.body === "raw"
-          ? await readBytes(request, route.variant).then((r) => ("status" in r ? r : { value: r.bytes }))
-          : undefined
     const exit = await runPromiseExit(
       Effect.gen(function* () {
         let principal: Organizations.Principal = { orgId: "", slug: "" }
@@ -291,6 +283,16 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
           const organizations = yield* Organizations.Organizations
           principal = yield* organizations.authenticate(given)
         }
+        // Read only once the credential is known good, so an unknown caller cannot make the server
+        // wait for or buffer a body; read inside the effect, so each request enters the runtime once.
+        const read =
+          route.body === "json"
+            ? yield* Effect.promise(() => readJson(request, route.variant))
+            : route.body === "raw"
+              ? yield* Effect.promise(() =>
+                  readBytes(request, route.variant).then((r) => ("status" in r ? r : { value: r.bytes }))
+                )
+              : undefined
         if (read !== undefined && "status" in read) return read
         return yield* route.run({ request, principal, body: read?.value })
       }).pipe(
