@@ -13,18 +13,46 @@ export interface InboundRequest {
 
 const TypeId = Symbol.for("@mailroom/core/EventSourceError")
 
-/**
- * Why a request was refused. `Unauthenticated` (401): a bad signature or credential. `Malformed` (400):
- * a body that is not what the provider sends. `Unavailable` (503): something needed to check it (the
- * signing certificate) could not be fetched, so the provider should try again.
- */
+/** A bad signature or credential (401): the caller is not the provider. */
+export class Unauthenticated extends Data.TaggedClass("Unauthenticated")<{ readonly message: string }> {
+  readonly isRetryable = false
+}
+
+/** A body the provider never sends (400). */
+export class Malformed extends Data.TaggedClass("Malformed")<{ readonly message: string }> {
+  readonly isRetryable = false
+}
+
+/** Something needed to check the request (the signing certificate) could not be had (503): the provider sends it again. */
+export class Unavailable extends Data.TaggedClass("Unavailable")<{ readonly message: string }> {
+  readonly isRetryable = true
+}
+
+export type Reason = Unauthenticated | Malformed | Unavailable
+
+/** Why a request was refused; `cause` keeps what failed underneath (a fetch, a parser). */
 export class EventSourceError extends Data.TaggedError("EventSourceError")<{
-  readonly reason: "Unauthenticated" | "Malformed" | "Unavailable"
-  readonly message: string
+  /** The vendor whose source refused it: "ses", "postmark". */
+  readonly source: string
+  readonly reason: Reason
   readonly cause?: unknown
 }> {
   readonly [TypeId] = TypeId
+
+  override get message(): string {
+    return this.reason.message
+  }
+
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
 }
+
+const reasons = { Unauthenticated, Malformed, Unavailable } as const
+
+/** An EventSourceError with a reason of `tag`, as sources build their refusals. */
+export const refusal = (source: string, tag: Reason["_tag"], message: string, cause?: unknown): EventSourceError =>
+  new EventSourceError({ source, reason: new reasons[tag]({ message }), ...(cause === undefined ? {} : { cause }) })
 
 /** True for an EventSourceError from any copy of this package. */
 export const isEventSourceError = (u: unknown): u is EventSourceError =>

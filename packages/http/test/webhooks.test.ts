@@ -12,17 +12,17 @@ const testSource: EventSource.EventSource = {
   receive: (request) =>
     Effect.gen(function* () {
       if (request.header("x-test-secret") !== "s3cret") {
-        return yield* new EventSource.EventSourceError({ reason: "Unauthenticated", message: "bad test secret" })
+        return yield* EventSource.refusal("test", "Unauthenticated", "bad test secret")
       }
       const text = Buffer.from(request.body).toString("utf8")
       if (text === "certificate unreachable") {
-        return yield* new EventSource.EventSourceError({ reason: "Unavailable", message: "try later" })
+        return yield* EventSource.refusal("test", "Unavailable", "try later")
       }
       let body: { readonly org?: string; readonly to?: ReadonlyArray<string> }
       try {
         body = JSON.parse(text)
       } catch {
-        return yield* new EventSource.EventSourceError({ reason: "Malformed", message: "not JSON" })
+        return yield* EventSource.refusal("test", "Malformed", "not JSON")
       }
       return (body.to ?? []).map((recipient) =>
         MailEvent.make({

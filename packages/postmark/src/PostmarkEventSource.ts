@@ -17,8 +17,8 @@ export interface Options {
   readonly name?: string
 }
 
-const refuse = (reason: EventSource.EventSourceError["reason"], message: string) =>
-  Effect.fail(new EventSource.EventSourceError({ reason, message }))
+const refuse = (reason: EventSource.Reason["_tag"], message: string) =>
+  Effect.fail(EventSource.refusal("postmark", reason, message))
 
 /** The `user:password` of a Basic authorization header, or undefined. */
 const basicCredentials = (header: string | undefined) => {

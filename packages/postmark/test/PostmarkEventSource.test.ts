@@ -141,10 +141,10 @@ describe("Postmark's documented webhook payloads", () => {
   it("a record type mailroom does not report (inbound) is accepted with no events; a broken one is a 400", async () => {
     assert.deepStrictEqual(await events({ RecordType: "Inbound", MessageID: "x" }), [])
     for (const body of ["not json", "[1]", { MessageID: "x" }, { RecordType: "Delivery", MessageID: "x" }]) {
-      assert.strictEqual((await refusal(body)).reason, "Malformed", JSON.stringify(body))
+      assert.strictEqual((await refusal(body)).reason._tag, "Malformed", JSON.stringify(body))
     }
     const click = await fixture<Record<string, unknown>>("click")
-    assert.strictEqual((await refusal({ ...click, OriginalLink: undefined })).reason, "Malformed")
+    assert.strictEqual((await refusal({ ...click, OriginalLink: undefined })).reason._tag, "Malformed")
   })
 })
 
@@ -159,11 +159,15 @@ describe("Postmark webhook credentials", () => {
       "Basic !!!",
       ""
     ]) {
-      assert.strictEqual((await refusal(payload, source, { authorization })).reason, "Unauthenticated", authorization)
+      assert.strictEqual(
+        (await refusal(payload, source, { authorization })).reason._tag,
+        "Unauthenticated",
+        authorization
+      )
     }
-    assert.strictEqual((await refusal(payload, source, {})).reason, "Unauthenticated")
+    assert.strictEqual((await refusal(payload, source, {})).reason._tag, "Unauthenticated")
     // Refused before the body is read: a malformed body without credentials is still a 401.
-    assert.strictEqual((await refusal("not json", source, {})).reason, "Unauthenticated")
+    assert.strictEqual((await refusal("not json", source, {})).reason._tag, "Unauthenticated")
   })
 
   it("a custom header, its value given as sha256:, and both configured at once", async () => {
@@ -172,12 +176,12 @@ describe("Postmark webhook credentials", () => {
     const hashed = `sha256:${createHash("sha256").update(value).digest("hex")}`
     const byHeader = make({ header: { name: "X-Webhook-Token", value: hashed } })
     assert.strictEqual((await events(payload, byHeader, { "x-webhook-token": value })).length, 1)
-    assert.strictEqual((await refusal(payload, byHeader, { "x-webhook-token": hashed })).reason, "Unauthenticated")
+    assert.strictEqual((await refusal(payload, byHeader, { "x-webhook-token": hashed })).reason._tag, "Unauthenticated")
     const both = make({
       basicAuth: { username: "postmark", password: "hook-password-123" },
       header: { name: "x-webhook-token", value }
     })
-    assert.strictEqual((await refusal(payload, both, credentials)).reason, "Unauthenticated")
+    assert.strictEqual((await refusal(payload, both, credentials)).reason._tag, "Unauthenticated")
     assert.strictEqual((await events(payload, both, { ...credentials, "x-webhook-token": value })).length, 1)
   })
 })

@@ -33,8 +33,8 @@ export interface Options {
   readonly name?: string
 }
 
-const refuse = (reason: EventSource.EventSourceError["reason"], message: string, cause?: unknown) =>
-  Effect.fail(new EventSource.EventSourceError({ reason, message, ...(cause === undefined ? {} : { cause }) }))
+const refuse = (reason: EventSource.Reason["_tag"], message: string, cause?: unknown) =>
+  Effect.fail(EventSource.refusal("ses", reason, message, cause))
 
 const json = (body: Uint8Array): unknown => {
   try {
@@ -169,11 +169,7 @@ const source = (options: Options, timeout: number): EventSource.EventSource => {
       const cert = yield* Effect.tryPromise({
         try: () => certificate(url),
         catch: (cause) =>
-          new EventSource.EventSourceError({
-            reason: "Unavailable",
-            message: `the signing certificate could not be fetched`,
-            cause
-          })
+          EventSource.refusal("ses", "Unavailable", "the signing certificate could not be fetched", cause)
       })
       if (cert === undefined) return yield* refuse("Unauthenticated", "SigningCertURL: not a PEM certificate")
       // The Clock, so that a TestClock can move a certificate past its validity.
@@ -189,11 +185,7 @@ const source = (options: Options, timeout: number): EventSource.EventSource => {
           yield* Effect.tryPromise({
             try: () => confirm(subscribe),
             catch: (cause) =>
-              new EventSource.EventSourceError({
-                reason: "Unavailable",
-                message: "the subscription could not be confirmed",
-                cause
-              })
+              EventSource.refusal("ses", "Unavailable", "the subscription could not be confirmed", cause)
           })
           yield* Effect.logInfo(`[mailroom] confirmed the SNS subscription to ${envelope.TopicArn}`)
           return []

@@ -111,7 +111,7 @@ const rules: ReadonlyArray<Rule> = [
   // A provider's webhook: refused (bad signature or credential, a body it never sends) or not
   // checkable now (a certificate out of reach), so the provider sends it again later.
   rule(EventSource.isEventSourceError, (e) => ({
-    status: e.reason === "Unauthenticated" ? 401 : e.reason === "Malformed" ? 400 : 503,
+    status: e.reason._tag === "Unauthenticated" ? 401 : e.reason._tag === "Malformed" ? 400 : 503,
     messages: [e.message]
   })),
   // The events could not be queued: 503, so the provider retries and nothing is lost.
