@@ -1,8 +1,9 @@
 // Delivers each organisation's events to its webhook URL, signed with Standard Webhooks, from a durable
 // queue (Effect's PersistedQueue: on disk, in Redis or in memory), retried with backoff for up to 24 h.
 import { createHmac } from "node:crypto"
-import { Cause, Clock, Data, Duration, Effect, Layer, Redacted, Schedule, Schema, type Scope } from "effect"
+import { Cause, Clock, type Config, Data, Duration, Effect, Layer, Schedule, Schema, type Scope } from "effect"
 import { PersistedQueue } from "effect/persistence"
+import { invalidOption, type Secret, secretValue } from "./adapter.js"
 import * as MailEvent from "./MailEvent.js"
 import * as MailEvents from "./MailEvents.js"
 import type { Organizations } from "./Organizations.js"
@@ -12,7 +13,7 @@ export interface Endpoint {
   /** Where the organisation's events are POSTed. Redirects are not followed. */
   readonly url: string
   /** The Standard Webhooks signing secret: `whsec_` and the key in base64 (24 to 64 bytes). */
-  readonly secret: string | Redacted.Redacted<string>
+  readonly secret: Secret
 }
 
 export interface RetryPolicy {
@@ -48,15 +49,21 @@ const Queued = Schema.Struct({
   queuedAt: Schema.Number
 })
 
-/** The key of a `whsec_` secret, or a thrown error naming what is wrong with it. */
-export const signingKey = (secret: string | Redacted.Redacted<string>, what = "secret"): Buffer => {
-  const value = typeof secret === "string" ? secret : Redacted.value(secret)
+const secretProblem = 'must be a Standard Webhooks secret, "whsec_" followed by 24 to 64 bytes in base64'
+
+/** The key of a `whsec_` secret; undefined when it is not one. */
+const signingKeyOf = (secret: Secret): Buffer | undefined => {
+  const value = secretValue(secret)
   const encoded = value.startsWith("whsec_") ? value.slice(6) : undefined
   const key =
     encoded !== undefined && /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) ? Buffer.from(encoded, "base64") : undefined
-  if (key === undefined || key.byteLength < 24 || key.byteLength > 64) {
-    throw new Error(`${what}: must be a Standard Webhooks secret, "whsec_" followed by 24 to 64 bytes in base64`)
-  }
+  return key === undefined || key.byteLength < 24 || key.byteLength > 64 ? undefined : key
+}
+
+/** The key of a `whsec_` secret, or a thrown error naming what is wrong with it (for checks outside an Effect). */
+export const signingKey = (secret: Secret, what = "secret"): Buffer => {
+  const key = signingKeyOf(secret)
+  if (key === undefined) throw new Error(`${what}: ${secretProblem}`)
   return key
 }
 
@@ -73,21 +80,22 @@ const encodeEvent = Schema.encodeSync(Schema.toCodecJson(MailEvent.MailEvent))
  */
 export const make = (
   options: Options
-): Effect.Effect<MailEvents.Sink, never, PersistedQueue.PersistedQueueFactory | Scope.Scope> =>
+): Effect.Effect<MailEvents.Sink, Config.ConfigError, PersistedQueue.PersistedQueueFactory | Scope.Scope> =>
   Effect.gen(function* () {
     const endpoints = new Map<string, { readonly url: string; readonly key: Buffer }>()
-    options.endpoints.forEach((endpoint, i) => {
+    for (const [i, endpoint] of options.endpoints.entries()) {
       if (endpoints.has(endpoint.organizationId)) {
-        throw new Error(`endpoints[${i}]: organisation ${endpoint.organizationId} already has an endpoint`)
+        return yield* Effect.fail(
+          invalidOption(["endpoints", i], `organisation ${endpoint.organizationId} already has an endpoint`)
+        )
       }
       if (!URL.canParse(endpoint.url) || !/^https?:$/.test(new URL(endpoint.url).protocol)) {
-        throw new Error(`endpoints[${i}].url: must be an http(s) URL`)
+        return yield* Effect.fail(invalidOption(["endpoints", i, "url"], "must be an http(s) URL"))
       }
-      endpoints.set(endpoint.organizationId, {
-        url: endpoint.url,
-        key: signingKey(endpoint.secret, `endpoints[${i}].secret`)
-      })
-    })
+      const key = signingKeyOf(endpoint.secret)
+      if (key === undefined) return yield* Effect.fail(invalidOption(["endpoints", i, "secret"], secretProblem))
+      endpoints.set(endpoint.organizationId, { url: endpoint.url, key })
+    }
     const millis = (input: Duration.Input | undefined, fallback: Duration.Input) =>
       Duration.toMillis(Duration.fromInputUnsafe(input ?? fallback))
     const firstDelay = millis(options.retry?.firstDelay, "5 seconds")
@@ -194,10 +202,10 @@ export const make = (
     } satisfies MailEvents.Sink
   })
 
-/** `MailEvents` whose events also go to each organisation's webhook endpoint. */
+/** `MailEvents` whose events also go to each organisation's webhook endpoint; a bad endpoint fails it with a `ConfigError` naming it. */
 export const layer = (
   options: Options
-): Layer.Layer<MailEvents.MailEvents, never, PersistedQueue.PersistedQueueFactory | Organizations> =>
+): Layer.Layer<MailEvents.MailEvents, Config.ConfigError, PersistedQueue.PersistedQueueFactory | Organizations> =>
   Layer.effect(
     MailEvents.MailEvents,
     Effect.gen(function* () {

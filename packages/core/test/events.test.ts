@@ -270,3 +270,35 @@ describe("WebhookDelivery", () => {
     assert.strictEqual(WebhookDelivery.signingKey(secret).byteLength, 32)
   })
 })
+
+describe("WebhookDelivery's options", () => {
+  const build = (endpoints: WebhookDelivery.Options["endpoints"]) =>
+    Effect.flip(
+      Layer.build(
+        WebhookDelivery.layer({ endpoints }).pipe(
+          Layer.provide(Layer.succeed(Organizations.Organizations, organizations)),
+          Layer.provide(PersistedQueue.layer),
+          Layer.provide(PersistedQueue.layerStoreMemory)
+        )
+      ).pipe(Effect.scoped)
+    )
+  const secret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`
+
+  it.effect("a bad endpoint fails the layer with a ConfigError naming it, never showing the secret", () =>
+    Effect.gen(function* () {
+      const url = yield* build([{ organizationId: "org_acme", url: "ftp://acme.example/hook", secret }])
+      assert.strictEqual(url._tag, "ConfigError")
+      assert.include(url.message, `["endpoints"][0]["url"]`)
+      const key = yield* build([
+        { organizationId: "org_acme", url: "https://acme.example/hook", secret: "whsec_short" }
+      ])
+      assert.include(key.message, `["endpoints"][0]["secret"]`)
+      assert.notInclude(key.message, "whsec_short")
+      const twice = yield* build([
+        { organizationId: "org_acme", url: "https://acme.example/a", secret },
+        { organizationId: "org_acme", url: "https://acme.example/b", secret }
+      ])
+      assert.include(twice.message, "org_acme already has an endpoint")
+    })
+  )
+})
