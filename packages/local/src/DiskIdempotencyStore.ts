@@ -201,6 +201,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ dir: Config.String("IDEMPOTENCY_DIR") })`. */
 export const layerConfig = (
-  options: Config.Wrap<Options>
+  config: Config.Wrap<Options>
 ): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(options), make))
+  Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(config), make))

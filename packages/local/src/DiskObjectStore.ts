@@ -275,6 +275,6 @@ export const layer = (
  * `layerConfig({ dir: Config.String("STORAGE_DIR"), publicUrl: Config.String("PUBLIC_URL"), signingSecret: Config.Redacted("STORAGE_SECRET") })`.
  */
 export const layerConfig = (
-  options: Config.Wrap<Options>
+  config: Config.Wrap<Options>
 ): Layer.Layer<ObjectStore.ObjectStore | StoreRoutes.StoreRoutes, Config.ConfigError> =>
-  Layer.effectContext(Effect.map(Effect.flatMap(Config.unwrap(options), make), services))
+  Layer.effectContext(Effect.map(Effect.flatMap(Config.unwrap(config), make), services))

@@ -350,6 +350,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ dir: Config.String("QUEUE_DIR") })`. */
 export const layerConfig = (
-  options: Config.Wrap<Options>
+  config: Config.Wrap<Options>
 ): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | PersistedQueue.PersistedQueueError> =>
-  Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(options), make))
+  Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(config), make))

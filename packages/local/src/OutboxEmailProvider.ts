@@ -303,6 +303,6 @@ export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider
  * `layerConfig({ dir: Config.String("OUTBOX_DIR"), paused: Config.Boolean("OUTBOX_PAUSED") })`.
  */
 export const layerConfig = (
-  options: Config.Wrap<Omit<Options, "events">>
+  config: Config.Wrap<Omit<Options, "events">>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
-  Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(options), withEvents))
+  Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), withEvents))

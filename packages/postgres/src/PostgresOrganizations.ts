@@ -217,6 +217,6 @@ export const layer = (
  * `layerConfig({ url: Config.Redacted("DATABASE_URL"), serviceDomain: Config.String("SERVICE_DOMAIN") })`.
  */
 export const layerConfig = (
-  options: Config.Wrap<Options & ConnectionOptions>
+  config: Config.Wrap<Options & ConnectionOptions>
 ): Layer.Layer<Organizations.Organizations, Config.ConfigError | SqlError.SqlError> =>
-  Layer.effect(Organizations.Organizations, Effect.flatMap(Config.unwrap(options), makeConnected))
+  Layer.effect(Organizations.Organizations, Effect.flatMap(Config.unwrap(config), makeConnected))

@@ -59,6 +59,6 @@ export const layer = (options: Options): Layer.Layer<Redis.Redis, Config.ConfigE
 
 /** As `layer`, with the URL read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
-  options: Config.Wrap<Options>
+  config: Config.Wrap<Options>
 ): Layer.Layer<Redis.Redis, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(Redis.Redis, Effect.flatMap(Config.unwrap(options), make))
+  Layer.effect(Redis.Redis, Effect.flatMap(Config.unwrap(config), make))

@@ -129,6 +129,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
-  options: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConnectionOptions>
 ): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(options), makeConnected))
+  Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(config), makeConnected))

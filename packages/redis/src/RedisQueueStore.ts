@@ -104,6 +104,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
-  options: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConnectionOptions>
 ): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(options), makeConnected))
+  Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(config), makeConnected))

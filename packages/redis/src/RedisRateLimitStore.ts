@@ -122,6 +122,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
-  options: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConnectionOptions>
 ): Layer.Layer<SendRateLimiter.RateLimitStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(SendRateLimiter.RateLimitStore, Effect.flatMap(Config.unwrap(options), makeConnected))
+  Layer.effect(SendRateLimiter.RateLimitStore, Effect.flatMap(Config.unwrap(config), makeConnected))
