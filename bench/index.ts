@@ -11,31 +11,43 @@ import * as presign from "./presign.ts"
 import * as s3 from "./s3.ts"
 import * as ses from "./ses.ts"
 
-const suites: ReadonlyArray<readonly [string, { readonly run: () => Promise<ReadonlyArray<object>> }]> = [
-  ["@mailroom/core on memory layers", core],
-  ["@mailroom/http Node handler vs bare node:http (memory layers)", http],
-  ["@mailroom/http peak memory on hostile bodies vs a server that only JSON.parses them", hostile],
-  ["@mailroom/s3 presignPut vs getSignedUrl(client, new PutObjectCommand(...))", s3],
-  ["Attachments.presign on S3 (s3rver) vs the adapter's signing alone", presign],
+// `pnpm bench ses outbox` runs only the suites named (by module name); without a name, all of them.
+const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Promise<ReadonlyArray<object>> }]> = [
+  ["core", "@mailroom/core on memory layers", core],
+  ["http", "@mailroom/http Node handler vs bare node:http (memory layers)", http],
+  ["hostile", "@mailroom/http peak memory on hostile bodies vs a server that only JSON.parses them", hostile],
+  ["s3", "@mailroom/s3 presignPut vs getSignedUrl(client, new PutObjectCommand(...))", s3],
+  ["presign", "Attachments.presign on S3 (s3rver) vs the adapter's signing alone", presign],
   [
-    "Send overhead: Mailer.send (SES adapter) in process and POST /emails through @mailroom/http, vs SESv2Client.send, on one SES emulator (5 interleaved rounds of 200)",
+    "ses",
+    "Send overhead: Mailer.send (SES adapter) in process and POST /emails through @mailroom/http, vs SESv2Client.send, on one SES emulator (15 interleaved rounds of 60); over HTTP, the floor a bare node:http server reaches",
     ses
   ],
   [
+    "gcs",
     "GCS presign vs one RSA-2048 signature with a reused KeyObject, and the SDK's getSignedUrl (7 interleaved rounds of 300)",
     gcs
   ],
   [
+    "outbox",
     "Outbox: OutboxEmailProvider.send vs one fsync'd .eml, and the former outbox's writes (5 interleaved rounds of 100)",
     outbox
   ],
   [
+    "coldstart",
     'Cold start: the server\'s bin.js on the embedded defaults vs import("effect") on node:http (7 alternating runs)',
     coldstart
   ]
 ]
 
-for (const [title, suite] of suites) {
+const wanted = process.argv.slice(2)
+const unknown = wanted.filter((name) => !suites.some(([key]) => key === name))
+if (unknown.length > 0) {
+  throw new Error(`no suite named ${unknown.join(", ")}; the suites: ${suites.map(([key]) => key).join(", ")}`)
+}
+
+for (const [key, title, suite] of suites) {
+  if (wanted.length > 0 && !wanted.includes(key)) continue
   console.log(`\n${title}`)
   console.table(await suite.run())
 }

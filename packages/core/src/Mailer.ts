@@ -6,6 +6,7 @@ import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./Em
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
 import * as SendAttachments from "./internal/sendAttachments.js"
+import { withSpan } from "./internal/tracing.js"
 import { organizationKey } from "./MailEvent.js"
 import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
 import * as MailroomMetrics from "./MailroomMetrics.js"
@@ -112,19 +113,21 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     }
   })
 
-  const checkSender = (principal: Principal, from: string) =>
-    Effect.gen(function* () {
+  // On every send: one step, not a generator.
+  const checkSender = (principal: Principal, from: string): Effect.Effect<void, ProviderError | Unavailable> =>
+    Effect.flatMap(organizations.verifiedDomains(principal), (verified) => {
       const domain = domainOf(from)
-      const verified = yield* organizations.verifiedDomains(principal)
-      if (!verified.some((v) => domain === v || domain.endsWith(`.${v}`))) {
-        return yield* new ProviderError({
-          provider: "mailroom",
-          reason: new SenderNotVerified({
-            message: `the domain of ${from} is not a verified domain of this organization`,
-            sender: from
-          })
-        })
-      }
+      return verified.some((v) => domain === v || domain.endsWith(`.${v}`))
+        ? Effect.void
+        : Effect.fail(
+            new ProviderError({
+              provider: "mailroom",
+              reason: new SenderNotVerified({
+                message: `the domain of ${from} is not a verified domain of this organization`,
+                sender: from
+              })
+            })
+          )
     })
 
   /** How long the provider asked to wait, when it did (a `RateLimited` with `retryAfter`). */
@@ -282,7 +285,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
             : Effect.flatMap(decode(input), (request) =>
                 withIdempotency(principal, { orgId: principal.orgId, key: idempotencyKey }, request)
               )
-      return outcome.pipe(Effect.withSpan("Mailer.send", { attributes: { "mailroom.organization": principal.orgId } }))
+      return outcome.pipe(withSpan("Mailer.send", { attributes: { "mailroom.organization": principal.orgId } }))
     }
 
   return Mailer.of({ send: sendWith(decodeRequest), sendInProcess: sendWith(decodeInProcess) })

@@ -1,7 +1,8 @@
 // The metrics and spans core records with Effect's own Metric and Tracer: each call to the provider
 // (outcome, latency), retries and idempotent replays. effect/observability exports them (Prometheus, OTLP).
-import { Duration, Effect, Exit, Metric } from "effect"
+import { Clock, Effect, Exit, Metric } from "effect"
 import type { EmailProvider } from "./EmailProvider.js"
+import { withSpan } from "./internal/tracing.js"
 
 /** Calls to the provider by `provider` and `outcome`: "sent", or the failure's reason (`RateLimited`...). */
 export const providerSends = Metric.counter("mailroom_provider_sends_total", {
@@ -28,37 +29,49 @@ export const idempotentReplays = Metric.counter("mailroom_idempotent_replays_tot
 })
 
 /** The same provider, each call counted, timed and traced (span `EmailProvider.send`). */
-export const instrument = (provider: EmailProvider): EmailProvider => ({
-  ...provider,
-  send: (email) =>
-    Effect.timed(Effect.exit(provider.send(email))).pipe(
-      Effect.flatMap(([took, exit]) => {
-        const failure = Exit.findErrorOption(exit)
-        // "interrupted" or "defect": the call ended without the provider's own answer.
-        const outcome = Exit.isSuccess(exit)
-          ? "sent"
-          : failure._tag === "Some"
-            ? failure.value.reason._tag
-            : Exit.hasInterrupts(exit)
-              ? "interrupted"
-              : "defect"
-        return Effect.andThen(
-          Effect.all([
-            Metric.update(Metric.withAttributes(providerSends, { provider: provider.name, outcome }), 1),
-            Metric.update(
-              Metric.withAttributes(providerSeconds, { provider: provider.name }),
-              Duration.toMillis(took) / 1000
-            )
-          ]),
-          exit
-        )
-      }),
-      Effect.withSpan("EmailProvider.send", {
-        kind: "client",
-        attributes: {
-          "mailroom.provider": provider.name,
-          "mailroom.recipients": email.to.length + email.cc.length + email.bcc.length
-        }
-      })
-    )
-})
+export const instrument = (provider: EmailProvider): EmailProvider => {
+  // A metric with attributes is built once per series, not per call: each new one would compute its
+  // series key again (a sort and a JSON.stringify) on every update.
+  const seconds = Metric.withAttributes(providerSeconds, { provider: provider.name })
+  const sends = new Map<string, Metric.Metric<number, Metric.CounterState<number>>>()
+  const sendsFor = (outcome: string) => {
+    let metric = sends.get(outcome)
+    if (metric === undefined) {
+      metric = Metric.withAttributes(providerSends, { provider: provider.name, outcome })
+      sends.set(outcome, metric)
+    }
+    return metric
+  }
+  return {
+    ...provider,
+    // One step around the call, not timed + exit + flatMap + two metric effects: this wraps every send.
+    send: (email) =>
+      Effect.withFiber((fiber) => {
+        const clock = fiber.getRef(Clock.Clock)
+        const start = clock.monotonicTimeNanosUnsafe()
+        return Effect.onExit(provider.send(email), (exit) => {
+          const took = Number(clock.monotonicTimeNanosUnsafe() - start) / 1e9
+          const failure = Exit.findErrorOption(exit)
+          // "interrupted" or "defect": the call ended without the provider's own answer.
+          const outcome = Exit.isSuccess(exit)
+            ? "sent"
+            : failure._tag === "Some"
+              ? failure.value.reason._tag
+              : Exit.hasInterrupts(exit)
+                ? "interrupted"
+                : "defect"
+          sendsFor(outcome).updateUnsafe(1, fiber.context)
+          seconds.updateUnsafe(took, fiber.context)
+          return Effect.void
+        })
+      }).pipe(
+        withSpan("EmailProvider.send", {
+          kind: "client",
+          attributes: {
+            "mailroom.provider": provider.name,
+            "mailroom.recipients": email.to.length + email.cc.length + email.bcc.length
+          }
+        })
+      )
+  }
+}

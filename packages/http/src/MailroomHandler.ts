@@ -46,7 +46,10 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): 
     const incoming: Router.Incoming = {
       method: req.method ?? "GET",
       pathname: mark === -1 ? target : target.slice(0, mark),
-      query: new URLSearchParams(mark === -1 ? "" : target.slice(mark + 1)),
+      // Parsed only by the routes that read it (not POST /emails).
+      get query() {
+        return new URLSearchParams(mark === -1 ? "" : target.slice(mark + 1))
+      },
       header: (name) => headerOf(req.headers[name]),
       body: (limit) =>
         readBody(req, limit).then(

@@ -42,19 +42,39 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<Uint8Arra
     if (req.destroyed && !req.readableEnded) return reject(gone())
     const chunks: Array<Buffer> = []
     let size = 0
+    // Every request closes once answered: the listeners go as soon as the body is settled, so that
+    // close does not build the Error of a body cut short for a request that was read in full.
+    const detach = () => {
+      req.off("data", onData)
+      req.off("end", onEnd)
+      req.off("error", onError)
+      req.off("close", onClose)
+    }
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength
       if (size > limit) {
-        req.off("data", onData)
+        detach()
         req.pause()
         resolve("too-large")
       } else chunks.push(chunk)
     }
-    req.on("data", onData)
-    req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)))
-    req.once("error", reject)
+    const onEnd = () => {
+      detach()
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
+    }
+    const onError = (error: unknown) => {
+      detach()
+      reject(error)
+    }
     // Without this a body cut short would leave the request waiting for an end that never comes.
-    req.once("close", () => reject(gone()))
+    const onClose = () => {
+      detach()
+      reject(gone())
+    }
+    req.on("data", onData)
+    req.on("end", onEnd)
+    req.on("error", onError)
+    req.on("close", onClose)
   })
 }
 

@@ -8,6 +8,7 @@ import * as OpenApi from "../OpenApi.js"
 import * as StoreRoutes from "../StoreRoutes.js"
 import { maxDepth, nestsDeeperThan } from "./json.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
+import { withSpan } from "./tracing.js"
 
 /** What a transport hands the router. */
 export interface Incoming {
@@ -100,16 +101,14 @@ const routes = (
     variant: "emails",
     auth: "apiKey",
     body: "json",
+    // The hot path of the API: plain steps, no generator.
     run: ({ request, principal, body }) =>
-      Effect.gen(function* () {
-        const mailer = yield* Mailer.Mailer
+      Effect.flatMap(Mailer.Mailer, (mailer) => {
         const idempotencyKey = request.header("idempotency-key")
-        const { response, replayed } = yield* mailer.send(
-          principal,
-          body as never,
-          idempotencyKey === undefined ? {} : { idempotencyKey }
+        return Effect.map(
+          mailer.send(principal, body as never, idempotencyKey === undefined ? {} : { idempotencyKey }),
+          ({ response, replayed }) => ok(201, response, replayed ? { "idempotent-replayed": "true" } : {})
         )
-        return ok(201, response, replayed ? { "idempotent-replayed": "true" } : {})
       })
   })
   const presign = (variant: Variant, auth: Credential): Route => ({
@@ -297,7 +296,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         return yield* route.run({ request, principal, body: read?.value })
       }).pipe(
         // A span per request when a tracer is provided; each path of the table is its own route.
-        Effect.withSpan(`${route.method} ${request.pathname}`, {
+        withSpan(`${route.method} ${request.pathname}`, {
           kind: "server",
           attributes: { "http.request.method": route.method, "http.route": request.pathname }
         })
