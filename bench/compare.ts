@@ -20,22 +20,25 @@ const median = (values: ReadonlyArray<number>) => {
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
 }
 
-/** Runs each contender `perRound` times per round, in turn, for `rounds` rounds after one warm-up round. */
+/** Runs each contender `perRound` times per round, in turn, for `rounds` rounds after the warm-up rounds (one by default). */
 export const compare = async (
   contenders: ReadonlyArray<Contender>,
   {
     rounds = 5,
     perRound = 200,
+    warmup = 1,
     between
   }: {
     readonly rounds?: number
     readonly perRound?: number
+    /** Untimed rounds first, so that every contender's code is compiled before it is timed. */
+    readonly warmup?: number
     /** Untimed, before each contender's batch: e.g. emptying a peer that keeps what it received. */
     readonly between?: () => Promise<void>
   } = {}
 ): Promise<Comparison> => {
   const times: Array<Array<number>> = contenders.map(() => [])
-  for (let round = -1; round < rounds; round++) {
+  for (let round = -warmup; round < rounds; round++) {
     // Alternate the order, so neither side always runs right after the other's garbage.
     const order = contenders.map((_, i) => i)
     if (round % 2 === 1) order.reverse()

@@ -139,8 +139,8 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
   const between = async () => void (await fetch(`${endpoint}/clear-store`, { method: "POST" })).arrayBuffer()
 
   // Many short rounds: on a shared machine the min of short batches is the one least touched by
-  // other processes' load.
-  const rounds = { rounds: 15, perRound: 60, between }
+  // other processes' load. Five warm-up rounds: the first comparison runs on a cold process.
+  const rounds = { rounds: 15, perRound: 60, warmup: 5, between }
   const rows: Array<object> = []
   try {
     for (const [label, attached] of [
