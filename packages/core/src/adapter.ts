@@ -2,12 +2,13 @@
 // blocks shared by every adapter (download names, header encoding, the `read` admission check, the
 // accepted events of local providers) and the one way adapters refuse bad options. CONTRIBUTING.md
 // shows them at work in the smallest adapter.
-import { Config, Redacted, Schema, SchemaIssue } from "effect"
+import { Config, Duration, Effect, Redacted, Schema, SchemaIssue } from "effect"
 
 export { filenameOf } from "./internal/attachmentKey.js"
 export { attachmentExtension, contentDisposition, encodedWords, headerText } from "./internal/headers.js"
 export { publishAccepted } from "./internal/publish.js"
 export { admit } from "./internal/read.js"
+export { withSpan } from "./internal/tracing.js"
 
 /** The largest upload core presigns by default (25 MiB): what a store serving its own URLs accepts unless told. */
 export const defaultMaxUploadBytes = 25 * 1024 * 1024
@@ -30,3 +31,16 @@ export const invalidOption = (option: string | ReadonlyArray<PropertyKey>, messa
       new SchemaIssue.Pointer(typeof option === "string" ? [option] : option, new SchemaIssue.InvalidValue({ message }))
     )
   )
+
+/** A duration option: one Effect reads (`"5 seconds"`, or milliseconds), finite and above zero. */
+export const duration = (
+  option: string | ReadonlyArray<PropertyKey>,
+  input: Duration.Input
+): Effect.Effect<Duration.Duration, Config.ConfigError> => {
+  const decoded = Duration.fromInput(input)
+  return decoded._tag === "Some" && Duration.isFinite(decoded.value) && Duration.isPositive(decoded.value)
+    ? Effect.succeed(decoded.value)
+    : Effect.fail(
+        invalidOption(option, 'must be a finite duration above zero, such as "5 seconds" or 5000 (milliseconds)')
+      )
+}

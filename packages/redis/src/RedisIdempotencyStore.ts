@@ -3,9 +3,10 @@
 import { IdempotencyStore, type MailroomError } from "@mailroom/core"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { Redis } from "effect/persistence"
+import { connected } from "./internal/connected.js"
 import { decodeEntry, toUnavailable } from "./internal/errors.js"
 import * as Check from "./internal/options.js"
-import * as RedisConnection from "./RedisConnection.js"
+import type * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
   /** Prepended to every key this store writes. Default `"mailroom:idempotency:"`. */
@@ -104,11 +105,7 @@ export const make = (
 const makeConnected = (
   options: ConnectionOptions
 ): Effect.Effect<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable, Scope.Scope> =>
-  Effect.gen(function* () {
-    const settings = yield* settingsOf(options)
-    const redis = yield* RedisConnection.make({ url: options.url })
-    return yield* Effect.provideService(build(settings), Redis.Redis, redis)
-  })
+  connected(settingsOf(options), options.url, build)
 
 /** The store on a `Redis` service provided by the caller. */
 export const layerRedis = (

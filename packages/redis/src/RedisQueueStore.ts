@@ -3,9 +3,10 @@
 import type { MailroomError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
-import { PersistedQueue, Redis } from "effect/persistence"
+import { PersistedQueue, type Redis } from "effect/persistence"
+import { connected } from "./internal/connected.js"
 import * as Check from "./internal/options.js"
-import * as RedisConnection from "./RedisConnection.js"
+import type * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
   /** Prepended to every key the queues write. Default `"mailroom:queue:"`. */
@@ -83,12 +84,7 @@ const makeConnected = (
   PersistedQueue.PersistedQueueStore["Service"],
   Config.ConfigError | MailroomError.Unavailable,
   Scope.Scope
-> =>
-  Effect.gen(function* () {
-    const settings = yield* settingsOf(options)
-    const redis = yield* RedisConnection.make({ url: options.url })
-    return yield* Effect.provideService(PersistedQueue.makeStoreRedis(settings), Redis.Redis, redis)
-  })
+> => connected(settingsOf(options), options.url, PersistedQueue.makeStoreRedis)
 
 /** The store on a `Redis` service provided by the caller, e.g. one `RedisConnection.layer` shared with a `RedisIdempotencyStore`. */
 export const layerRedis = (

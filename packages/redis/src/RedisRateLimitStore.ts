@@ -3,8 +3,9 @@
 import { type MailroomError, SendRateLimiter } from "@mailroom/core"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { Redis } from "effect/persistence"
+import { connected } from "./internal/connected.js"
 import * as Check from "./internal/options.js"
-import * as RedisConnection from "./RedisConnection.js"
+import type * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
   /** Prepended to every key this store writes. Default `"mailroom:ratelimit:"`. */
@@ -102,11 +103,7 @@ export const make = (
 const makeConnected = (
   options: ConnectionOptions
 ): Effect.Effect<SendRateLimiter.RateLimitStore, Config.ConfigError | MailroomError.Unavailable, Scope.Scope> =>
-  Effect.gen(function* () {
-    const settings = yield* settingsOf(options)
-    const redis = yield* RedisConnection.make({ url: options.url })
-    return yield* Effect.provideService(build(settings), Redis.Redis, redis)
-  })
+  connected(settingsOf(options), options.url, build)
 
 /** The store on a `Redis` service provided by the caller. */
 export const layerRedis = (

@@ -3,12 +3,12 @@
 
 import { isUtf8 } from "node:buffer"
 import { Attachments, type EventSource, MailEvents, Mailer, MailroomError, Organizations, Wire } from "@mailroom/core"
+import { withSpan } from "@mailroom/core/adapter"
 import { Cause, Effect, Exit, Option } from "effect"
 import * as OpenApi from "../OpenApi.js"
 import * as StoreRoutes from "../StoreRoutes.js"
 import { maxDepth, nestsDeeperThan } from "./json.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
-import { withSpan } from "./tracing.js"
 
 /** What a transport hands the router. */
 export interface Incoming {

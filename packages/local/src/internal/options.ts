@@ -1,7 +1,7 @@
 // The checks every module of the package makes of its options before it builds anything: each
 // failure is core's `Adapter.invalidOption`, naming the option and what it must be, never its value.
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Duration, Effect } from "effect"
+import { type Config, Effect } from "effect"
 
 /** An option's name, or its path within the options (`["limits", "maxRecipients"]`). */
 type Option = string | ReadonlyArray<PropertyKey>
@@ -12,18 +12,8 @@ export const directory = (option: Option, dir: string): Effect.Effect<string, Co
     ? Effect.succeed(dir)
     : Effect.fail(Adapter.invalidOption(option, "must be a directory path, not empty"))
 
-/** A duration option: one Effect reads, finite and above zero. */
-export const duration = (
-  option: Option,
-  input: Duration.Input
-): Effect.Effect<Duration.Duration, Config.ConfigError> => {
-  const decoded = Duration.fromInput(input)
-  return decoded._tag === "Some" && Duration.isFinite(decoded.value) && Duration.isPositive(decoded.value)
-    ? Effect.succeed(decoded.value)
-    : Effect.fail(
-        Adapter.invalidOption(option, 'must be a finite duration above zero, such as "1 hour" or 5000 (milliseconds)')
-      )
-}
+/** A duration option: one Effect reads, finite and above zero (core's check, shared by every adapter). */
+export const duration = Adapter.duration
 
 /** A count option: a whole number above zero. */
 export const positiveInteger = (option: Option, value: number): Effect.Effect<number, Config.ConfigError> =>

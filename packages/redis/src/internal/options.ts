@@ -1,23 +1,10 @@
 // The checks the package makes of its options before it connects: each failure is core's
 // `Adapter.invalidOption`, naming the option and what it must be, never its value.
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Duration, Effect } from "effect"
+import { type Config, Effect } from "effect"
 
-/** A duration option: one Effect reads, finite and above zero. */
-export const duration = (
-  option: string,
-  input: Duration.Input
-): Effect.Effect<Duration.Duration, Config.ConfigError> => {
-  const decoded = Duration.fromInput(input)
-  return decoded._tag === "Some" && Duration.isFinite(decoded.value) && Duration.isPositive(decoded.value)
-    ? Effect.succeed(decoded.value)
-    : Effect.fail(
-        Adapter.invalidOption(
-          option,
-          'must be a finite duration above zero, such as "5 seconds" or 5000 (milliseconds)'
-        )
-      )
-}
+/** A duration option: one Effect reads, finite and above zero (core's check, shared by every adapter). */
+export const duration = Adapter.duration
 
 /** The Redis URL, given plain or `Redacted`: `redis://` or `rediss://`. Its value may hold a password, so no message shows it. */
 export const redisUrl = (url: Adapter.Secret): Effect.Effect<string, Config.ConfigError> => {
