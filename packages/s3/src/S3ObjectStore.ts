@@ -10,7 +10,7 @@ import {
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Effect, Layer, type Scope } from "effect"
-import { resolveTarget } from "./internal/endpoint.js"
+import { resolveTarget, UnsignableBucket } from "./internal/endpoint.js"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { type Credentials, makePresigner } from "./internal/presigner.js"
 
@@ -152,7 +152,7 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, C
       try: () => resolveTarget(client, Bucket),
       catch: (error) =>
         Adapter.invalidOption(
-          options.client === undefined ? "endpoint" : "client",
+          error instanceof UnsignableBucket ? "bucket" : options.client === undefined ? "endpoint" : "client",
           error instanceof Error ? error.message : String(error)
         )
     })

@@ -54,6 +54,9 @@ const refusal = async (client: S3Client, bucket: string, reason: string) => {
   )
 }
 
+/** A bucket this adapter cannot presign for whatever the client's settings: the bucket is the option to blame. */
+export class UnsignableBucket extends Error {}
+
 // What the SDK signs otherwise than with SigV4 and the client's credentials.
 const otherSigning: Readonly<Record<string, string>> = {
   "sigv4-s3express": "an S3 Express One Zone directory bucket (URLs signed with session credentials)",
@@ -95,7 +98,9 @@ export const resolveTarget = async (client: S3Client, bucket: string): Promise<T
   const { request, authScheme } = resolved
   if (authScheme.name !== undefined && authScheme.name !== "sigv4") {
     const what = otherSigning[authScheme.name] ?? `signed with ${authScheme.name}`
-    throw new Error(`S3ObjectStore: bucket "${bucket}" is ${what}, which this adapter cannot presign URLs for`)
+    throw new UnsignableBucket(
+      `S3ObjectStore: bucket "${bucket}" is ${what}, which this adapter cannot presign URLs for`
+    )
   }
   const region = authScheme.signingRegion ?? String(await settingValue(client.config.region))
   return {
