@@ -32,15 +32,33 @@ export const invalidOption = (option: string | ReadonlyArray<PropertyKey>, messa
     )
   )
 
-/** A duration option: one Effect reads (`"5 seconds"`, or milliseconds), finite and above zero. */
+/**
+ * A duration option: one Effect reads (`"5 seconds"`, or milliseconds), finite and above zero, or zero
+ * too where `zero` allows it (a cache that can be turned off).
+ */
 export const duration = (
   option: string | ReadonlyArray<PropertyKey>,
-  input: Duration.Input
+  input: Duration.Input,
+  { zero = false }: { readonly zero?: boolean } = {}
 ): Effect.Effect<Duration.Duration, Config.ConfigError> => {
   const decoded = Duration.fromInput(input)
-  return decoded._tag === "Some" && Duration.isFinite(decoded.value) && Duration.isPositive(decoded.value)
+  return decoded._tag === "Some" &&
+    Duration.isFinite(decoded.value) &&
+    (Duration.isPositive(decoded.value) || (zero && Duration.isZero(decoded.value)))
     ? Effect.succeed(decoded.value)
     : Effect.fail(
-        invalidOption(option, 'must be a finite duration above zero, such as "5 seconds" or 5000 (milliseconds)')
+        invalidOption(
+          option,
+          `must be a finite duration${zero ? "" : " above zero"}, such as "5 seconds" or 5000 (milliseconds)`
+        )
       )
 }
+
+/** A count option: a whole number above zero. */
+export const positiveInteger = (
+  option: string | ReadonlyArray<PropertyKey>,
+  value: number
+): Effect.Effect<number, Config.ConfigError> =>
+  Number.isSafeInteger(value) && value > 0
+    ? Effect.succeed(value)
+    : Effect.fail(invalidOption(option, "must be a whole number above zero"))

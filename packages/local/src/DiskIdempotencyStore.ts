@@ -1,10 +1,12 @@
 // The durable IdempotencyStore of one machine: one small JSON file per (organisation, key) under a
 // directory, so a restart forgets no key, and every process using the directory acts as one store.
+
 import { createHash, randomUUID } from "node:crypto"
 import { link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { IdempotencyStore, MailroomError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import * as Check from "./internal/options.js"
 
@@ -47,9 +49,9 @@ export const make = (
   Effect.gen(function* () {
     const dir = path.resolve(yield* Check.directory("dir", options.dir))
     const retention = Duration.toMillis(
-      yield* Check.duration("retention", options.retention ?? IdempotencyStore.defaultRetention)
+      yield* Adapter.duration("retention", options.retention ?? IdempotencyStore.defaultRetention)
     )
-    const sweepInterval = yield* Check.duration("sweepInterval", options.sweepInterval ?? "1 hour")
+    const sweepInterval = yield* Adapter.duration("sweepInterval", options.sweepInterval ?? "1 hour")
     const clock = yield* Clock.Clock
     yield* Effect.tryPromise({
       try: () => mkdir(dir, { recursive: true }),

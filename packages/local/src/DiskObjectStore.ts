@@ -78,7 +78,7 @@ const checkOptions = (options: Options): Effect.Effect<Settings, Config.ConfigEr
         Adapter.invalidOption("pathPrefix", 'must start and end with "/", e.g. "/_mailroom/storage/"')
       )
     }
-    const maxUploadBytes = yield* Check.positiveInteger(
+    const maxUploadBytes = yield* Adapter.positiveInteger(
       "maxUploadBytes",
       options.maxUploadBytes ?? Adapter.defaultMaxUploadBytes
     )

@@ -111,8 +111,8 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
   Effect.gen(function* () {
     const dir = yield* Check.directory("dir", options.dir)
     const accepted = options.limits ?? limits
-    yield* Check.positiveInteger(["limits", "maxRecipients"], accepted.maxRecipients)
-    yield* Check.positiveInteger(["limits", "maxMessageBytes"], accepted.maxMessageBytes)
+    yield* Adapter.positiveInteger(["limits", "maxRecipients"], accepted.maxRecipients)
+    yield* Adapter.positiveInteger(["limits", "maxMessageBytes"], accepted.maxMessageBytes)
     const clock = yield* Clock.Clock
     return build(
       { ...options, dir: path.resolve(dir), limits: accepted },

@@ -55,9 +55,9 @@ const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigErro
     })
     return {
       rules,
-      cacheTtl: yield* Check.duration("cacheTtl", options.cacheTtl ?? "5 seconds", { zero: true }),
-      timeout: yield* Check.duration("timeout", options.timeout ?? "3 seconds"),
-      capacity: yield* Check.positiveInteger("cacheCapacity", options.cacheCapacity ?? 10_000)
+      cacheTtl: yield* Adapter.duration("cacheTtl", options.cacheTtl ?? "5 seconds", { zero: true }),
+      timeout: yield* Adapter.duration("timeout", options.timeout ?? "3 seconds"),
+      capacity: yield* Adapter.positiveInteger("cacheCapacity", options.cacheCapacity ?? 10_000)
     }
   })
 
@@ -193,7 +193,7 @@ const makeConnected = (
     const maxConnections =
       options.maxConnections === undefined
         ? {}
-        : { maxConnections: yield* Check.positiveInteger("maxConnections", options.maxConnections) }
+        : { maxConnections: yield* Adapter.positiveInteger("maxConnections", options.maxConnections) }
     const pool = yield* Layer.build(
       PgClient.layer({ url: Redacted.make(url), ...maxConnections, applicationName: "mailroom" })
     )

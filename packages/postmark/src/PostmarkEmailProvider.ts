@@ -2,7 +2,7 @@
 // message, with Postmark's limits declared so core refuses what Postmark would refuse.
 import { EmailProvider } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Config, Duration, Effect, Layer, Option } from "effect"
+import { Config, Duration, Effect, Layer } from "effect"
 import { ServerClient } from "postmark"
 import { toProviderError } from "./internal/errors.js"
 import { toPostmarkMessage } from "./internal/message.js"
@@ -87,12 +87,8 @@ interface Connection {
 const isHost = (host: string): boolean => /^[^\s/?#@]+$/.test(host) && URL.canParse(`https://${host}`)
 
 /** The timeout in seconds, as the client takes it. */
-const timeoutSeconds = (timeout: Duration.Input): Effect.Effect<number, Config.ConfigError> => {
-  const duration = Duration.fromInput(timeout)
-  return Option.isSome(duration) && Duration.isFinite(duration.value) && Duration.isPositive(duration.value)
-    ? Effect.succeed(Duration.toSeconds(duration.value))
-    : Effect.fail(Adapter.invalidOption("timeout", 'must be a positive duration, such as "30 seconds"'))
-}
+const timeoutSeconds = (timeout: Duration.Input): Effect.Effect<number, Config.ConfigError> =>
+  Effect.map(Adapter.duration("timeout", timeout), Duration.toSeconds)
 
 /**
  * A client per send when built from a token: the client reduces a network failure to its message, so

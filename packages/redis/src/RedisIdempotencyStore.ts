@@ -1,11 +1,12 @@
 // core's IdempotencyStore on Redis, through Effect's own `Redis` service: every instance pointed at
 // one Redis shares its Idempotency-Keys, so a key retried on another instance is still replayed.
+
 import { IdempotencyStore, type MailroomError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { Redis } from "effect/persistence"
 import { connected } from "./internal/connected.js"
 import { decodeEntry, toUnavailable } from "./internal/errors.js"
-import * as Check from "./internal/options.js"
 import type * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
@@ -42,11 +43,11 @@ interface Settings {
 
 const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
   Effect.gen(function* () {
-    const retention = yield* Check.duration("retention", options.retention ?? IdempotencyStore.defaultRetention)
+    const retention = yield* Adapter.duration("retention", options.retention ?? IdempotencyStore.defaultRetention)
     return {
       prefix: options.prefix ?? "mailroom:idempotency:",
       retention: String(Math.ceil(Duration.toMillis(retention))),
-      timeout: yield* Check.duration("timeout", options.timeout ?? "5 seconds")
+      timeout: yield* Adapter.duration("timeout", options.timeout ?? "5 seconds")
     }
   })
 

@@ -5,7 +5,6 @@ import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { PersistedQueue, type Redis } from "effect/persistence"
 import { connected } from "./internal/connected.js"
-import * as Check from "./internal/options.js"
 import type * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
@@ -47,11 +46,11 @@ interface Settings {
 
 const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
   Effect.gen(function* () {
-    const lockRefreshInterval = yield* Check.duration(
+    const lockRefreshInterval = yield* Adapter.duration(
       "lockRefreshInterval",
       options.lockRefreshInterval ?? defaults.lockRefreshInterval
     )
-    const lockExpiration = yield* Check.duration("lockExpiration", options.lockExpiration ?? defaults.lockExpiration)
+    const lockExpiration = yield* Adapter.duration("lockExpiration", options.lockExpiration ?? defaults.lockExpiration)
     // A lock that lapses before its worker renews it hands a live attempt to another worker.
     if (!Duration.isLessThan(lockRefreshInterval, lockExpiration)) {
       return yield* Effect.fail(
@@ -60,7 +59,7 @@ const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigErro
     }
     return {
       prefix: options.prefix ?? defaults.prefix,
-      pollInterval: yield* Check.duration("pollInterval", options.pollInterval ?? defaults.pollInterval),
+      pollInterval: yield* Adapter.duration("pollInterval", options.pollInterval ?? defaults.pollInterval),
       lockRefreshInterval,
       lockExpiration
     }

@@ -1,10 +1,11 @@
 // core's SendRateLimiter buckets on Redis, so every instance pointed at one Redis draws from one bucket
 // per provider account and region: the fleet together stays within the provider's sending rate.
+
 import { type MailroomError, SendRateLimiter } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { Redis } from "effect/persistence"
 import { connected } from "./internal/connected.js"
-import * as Check from "./internal/options.js"
 import type * as RedisConnection from "./RedisConnection.js"
 
 export interface Options {
@@ -58,7 +59,7 @@ interface Settings {
 }
 
 const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
-  Effect.map(Check.duration("timeout", options.timeout ?? "1 second"), (timeout) => ({
+  Effect.map(Adapter.duration("timeout", options.timeout ?? "1 second"), (timeout) => ({
     prefix: options.prefix ?? "mailroom:ratelimit:",
     timeout
   }))

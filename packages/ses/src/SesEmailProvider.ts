@@ -7,7 +7,7 @@ import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { acquireClient } from "./internal/client.js"
 import { toProviderError } from "./internal/errors.js"
 import { sendEmailInput } from "./internal/message.js"
-import { notBlank, positiveDuration } from "./internal/options.js"
+import { notBlank } from "./internal/options.js"
 
 export interface Options {
   /** AWS region of the SES account, e.g. `"eu-west-1"`. Default: the SDK's own lookup (`AWS_REGION`, profile). */
@@ -148,7 +148,7 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<EmailProvider.EmailProvider, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
-    const timeout = yield* positiveDuration("timeout", options.timeout ?? "30 seconds")
+    const timeout = yield* Adapter.duration("timeout", options.timeout ?? "30 seconds")
     yield* notBlank("configurationSetName", options.configurationSetName)
     // One attempt per send: core's Mailer already retries what is safe to retry (throttling, a
     // connection never made), and the SDK's own retries would multiply those, and would also

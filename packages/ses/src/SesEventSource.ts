@@ -4,7 +4,6 @@ import { EventSource, type MailEvent } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, type Config, Duration, Effect } from "effect"
 import { translate } from "./internal/events.js"
-import { positiveDuration } from "./internal/options.js"
 import * as Sns from "./internal/sns.js"
 
 export interface Options {
@@ -103,7 +102,7 @@ export const make = (options: Options): Effect.Effect<EventSource.EventSource, C
   Effect.gen(function* () {
     const refused = problem(options)
     if (refused !== undefined) return yield* Effect.fail(refused)
-    const timeout = Duration.toMillis(yield* positiveDuration("timeout", options.timeout ?? "10 seconds"))
+    const timeout = Duration.toMillis(yield* Adapter.duration("timeout", options.timeout ?? "10 seconds"))
     return source(options, timeout)
   })
 

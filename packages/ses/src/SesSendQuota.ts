@@ -2,10 +2,9 @@
 // the account may send, which a SendRateLimiter paces every instance to.
 import { GetAccountCommand } from "@aws-sdk/client-sesv2"
 import { MailroomError } from "@mailroom/core"
-import type * as Adapter from "@mailroom/core/adapter"
+import * as Adapter from "@mailroom/core/adapter"
 import { type Config, Duration, Effect, type Scope } from "effect"
-import { acquireClient } from "./internal/client.js"
-import { positiveDuration } from "./internal/options.js"
+import { acquireClient, type ClientOptions } from "./internal/client.js"
 
 export interface SendQuota {
   /** Recipients per second (SES counts each recipient of a message). */
@@ -15,12 +14,7 @@ export interface SendQuota {
 }
 
 /** The account and region, as `SesEmailProvider` takes them. Secrets plain or `Redacted`. */
-export interface Options {
-  readonly region?: string | undefined
-  readonly endpoint?: string | undefined
-  readonly accessKeyId?: Adapter.Secret | undefined
-  readonly secretAccessKey?: Adapter.Secret | undefined
-  readonly sessionToken?: Adapter.Secret | undefined
+export interface Options extends ClientOptions {
   /** How long one GetAccount may take. Default 10 s. */
   readonly timeout?: Duration.Input | undefined
 }
@@ -34,7 +28,7 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<Effect.Effect<SendQuota, MailroomError.Unavailable>, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
-    const timeout = Duration.toMillis(yield* positiveDuration("timeout", options.timeout ?? "10 seconds"))
+    const timeout = Duration.toMillis(yield* Adapter.duration("timeout", options.timeout ?? "10 seconds"))
     const client = yield* acquireClient(options, 2)
     return Effect.tryPromise({
       try: (signal) =>

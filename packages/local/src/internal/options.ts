@@ -11,12 +11,3 @@ export const directory = (option: Option, dir: string): Effect.Effect<string, Co
   typeof dir === "string" && dir !== ""
     ? Effect.succeed(dir)
     : Effect.fail(Adapter.invalidOption(option, "must be a directory path, not empty"))
-
-/** A duration option: one Effect reads, finite and above zero (core's check, shared by every adapter). */
-export const duration = Adapter.duration
-
-/** A count option: a whole number above zero. */
-export const positiveInteger = (option: Option, value: number): Effect.Effect<number, Config.ConfigError> =>
-  Number.isSafeInteger(value) && value > 0
-    ? Effect.succeed(value)
-    : Effect.fail(Adapter.invalidOption(option, "must be a whole number above zero"))

@@ -3,9 +3,6 @@
 import * as Adapter from "@mailroom/core/adapter"
 import { type Config, Effect } from "effect"
 
-/** A duration option: one Effect reads, finite and above zero (core's check, shared by every adapter). */
-export const duration = Adapter.duration
-
 /** The Redis URL, given plain or `Redacted`: `redis://` or `rediss://`. Its value may hold a password, so no message shows it. */
 export const redisUrl = (url: Adapter.Secret): Effect.Effect<string, Config.ConfigError> => {
   const value = Adapter.secretValue(url)
