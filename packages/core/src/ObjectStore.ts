@@ -13,6 +13,7 @@ import { admit } from "./internal/read.js"
 
 export {
   AccessDenied,
+  failure,
   isObjectStoreError,
   type ObjectInfo,
   ObjectNotFound,

@@ -75,6 +75,12 @@ export class ObjectStoreError extends Data.TaggedError("ObjectStoreError")<{
   }
 }
 
+const reasons = { AccessDenied, Unavailable, Unknown } as const
+
+/** An ObjectStoreError with a reason of `tag`, as stores build their failures (`EventSource.refusal`'s twin). */
+export const failure = (store: string, tag: Reason["_tag"], message: string, cause?: unknown): ObjectStoreError =>
+  new ObjectStoreError({ store, reason: new reasons[tag]({ message }), ...(cause === undefined ? {} : { cause }) })
+
 /** True for an ObjectStoreError from any copy of this package (safer than `instanceof` across duplicates). */
 export const isObjectStoreError = (u: unknown): u is ObjectStoreError =>
   typeof u === "object" && u !== null && TypeId in u

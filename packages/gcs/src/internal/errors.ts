@@ -62,18 +62,10 @@ export const toObjectStoreError = (operation: string, key: string, error: unknow
   const message = `GCS ${operation} ${key}: ${messageOf(error)}`
   // The signer throws SigningError when the credentials cannot sign (no private key, no signBlob permission).
   if (status === 401 || status === 403 || fieldOf(error, "name") === "SigningError")
-    return new ObjectStore.ObjectStoreError({
-      store: "gcs",
-      reason: new ObjectStore.AccessDenied({ message }),
-      cause: error
-    })
+    return ObjectStore.failure("gcs", "AccessDenied", message, error)
   if (status === 408 || status === 429 || (status !== undefined && status >= 500) || isNetworkError(error))
-    return new ObjectStore.ObjectStoreError({
-      store: "gcs",
-      reason: new ObjectStore.Unavailable({ message }),
-      cause: error
-    })
-  return new ObjectStore.ObjectStoreError({ store: "gcs", reason: new ObjectStore.Unknown({ message }), cause: error })
+    return ObjectStore.failure("gcs", "Unavailable", message, error)
+  return ObjectStore.failure("gcs", "Unknown", message, error)
 }
 
 /** A failure of head, get or delete on `key`: GCS answers 404 when nothing is stored under it. */

@@ -22,16 +22,13 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
 export const toObjectStoreError = (operation: string, key: string, error: unknown): ObjectStore.ObjectStoreError => {
   const code = codeOf(error)
   const message = `${operation} ${quote(key)} failed: ${describe(error)}`
-  return new ObjectStore.ObjectStoreError({
-    store: "disk",
-    reason:
-      code !== undefined && deniedCodes.has(code)
-        ? new ObjectStore.AccessDenied({ message })
-        : code !== undefined && unavailableCodes.has(code)
-          ? new ObjectStore.Unavailable({ message })
-          : new ObjectStore.Unknown({ message }),
-    cause: error
-  })
+  const reason =
+    code !== undefined && deniedCodes.has(code)
+      ? "AccessDenied"
+      : code !== undefined && unavailableCodes.has(code)
+        ? "Unavailable"
+        : "Unknown"
+  return ObjectStore.failure("disk", reason, message, error)
 }
 
 /** As `toObjectStoreError`, where a missing file means that nothing is stored under the key. */
@@ -53,10 +50,7 @@ export const isMissing = (error: unknown): boolean => {
 
 /** A request the store cannot serve, such as a key that would leave the store's directory. */
 export const invalid = (operation: string, message: string): ObjectStore.ObjectStoreError =>
-  new ObjectStore.ObjectStoreError({
-    store: "disk",
-    reason: new ObjectStore.Unknown({ message: `${operation}: ${message}` })
-  })
+  ObjectStore.failure("disk", "Unknown", `${operation}: ${message}`)
 
 /**
  * The outbox could not render or write the message: nothing was sent. It takes no context: the

@@ -75,16 +75,7 @@ export const toObjectStoreError = (operation: string, key: string, error: unknow
     .filter((part) => part !== undefined && part !== "")
     .join(", ")
   const text = `S3 ${operation} of ${key}: ${explain[reason]}${details === "" ? "" : ` (${details})`}`
-  return new ObjectStore.ObjectStoreError({
-    store: "s3",
-    reason:
-      reason === "AccessDenied"
-        ? new ObjectStore.AccessDenied({ message: text })
-        : reason === "Unavailable"
-          ? new ObjectStore.Unavailable({ message: text })
-          : new ObjectStore.Unknown({ message: text }),
-    cause: error
-  })
+  return ObjectStore.failure("s3", reason, text, error)
 }
 
 /**
