@@ -91,6 +91,13 @@ const providerReasons: {
 const providerReason = (reason: ProviderError.Reason): Described | undefined =>
   (providerReasons[reason._tag] as (reason: ProviderError.Reason) => Described | undefined)(reason)
 
+/** A webhook refused: 401 (not the provider), 400 (a body it never sends), 503 (so the provider sends it again). */
+const eventSourceStatus: { readonly [T in EventSource.Reason["_tag"]]: number } = {
+  Unauthenticated: 401,
+  Malformed: 400,
+  Unavailable: 503
+}
+
 type Rule = readonly [guard: (error: unknown) => boolean, describe: (error: never) => Described | undefined]
 
 /** A guard and what the error it admits becomes; the guard's type is the answer's argument. */
@@ -110,10 +117,7 @@ const rules: ReadonlyArray<Rule> = [
   rule(ProviderError.isProviderError, (e) => providerReason(e.reason)),
   // A provider's webhook: refused (bad signature or credential, a body it never sends) or not
   // checkable now (a certificate out of reach), so the provider sends it again later.
-  rule(EventSource.isEventSourceError, (e) => ({
-    status: e.reason._tag === "Unauthenticated" ? 401 : e.reason._tag === "Malformed" ? 400 : 503,
-    messages: [e.message]
-  })),
+  rule(EventSource.isEventSourceError, (e) => ({ status: eventSourceStatus[e.reason._tag], messages: [e.message] })),
   // The events could not be queued: 503, so the provider retries and nothing is lost.
   rule(MailEvents.isMailEventsError, () => ({
     status: 503,
