@@ -62,3 +62,19 @@ export const positiveInteger = (
   Number.isSafeInteger(value) && value > 0
     ? Effect.succeed(value)
     : Effect.fail(invalidOption(option, "must be a whole number above zero"))
+
+/**
+ * A URL option that may hold a password (a database's, a Redis's), given plain or `Redacted`: one of
+ * `protocols` (`["redis:", "rediss:"]`). No message shows its value.
+ */
+export const secretUrl = (
+  option: string | ReadonlyArray<PropertyKey>,
+  url: Secret,
+  protocols: ReadonlyArray<string>
+): Effect.Effect<string, Config.ConfigError> => {
+  const value = secretValue(url)
+  const parsed = typeof value === "string" ? URL.parse(value) : null
+  return parsed !== null && protocols.includes(parsed.protocol)
+    ? Effect.succeed(value)
+    : Effect.fail(invalidOption(option, `must be a ${protocols.map((p) => `${p}//`).join(" or ")} URL`))
+}

@@ -4,22 +4,12 @@ import { type SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
 import { EmailProvider, type ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
-import { acquireClient } from "./internal/client.js"
+import { acquireClient, type ClientOptions } from "./internal/client.js"
 import { toProviderError } from "./internal/errors.js"
 import { sendEmailInput } from "./internal/message.js"
 import { notBlank } from "./internal/options.js"
 
-export interface Options {
-  /** AWS region of the SES account, e.g. `"eu-west-1"`. Default: the SDK's own lookup (`AWS_REGION`, profile). */
-  readonly region?: string | undefined
-  /** Another SES endpoint, e.g. an emulator's `http://127.0.0.1:8005`. Default: the region's SES endpoint. */
-  readonly endpoint?: string | undefined
-  /** Given together with `secretAccessKey`. Default: the SDK's credential chain (env, profile, SSO, instance role...). */
-  readonly accessKeyId?: Adapter.Secret | undefined
-  /** Given together with `accessKeyId`, plain or `Redacted`. Default: the SDK's credential chain. */
-  readonly secretAccessKey?: Adapter.Secret | undefined
-  /** For temporary credentials only, with `accessKeyId` and `secretAccessKey`. Default: none. */
-  readonly sessionToken?: Adapter.Secret | undefined
+export interface Options extends ClientOptions {
   /**
    * How long one send may take, connecting included, before it fails as `Unavailable` "possibly
    * sent" (SES may have accepted it, so it is not retried). Applies to an injected client too. Default 30 s.

@@ -1,13 +1,8 @@
 // The checks PostgresOrganizations makes of its options before it connects: each failure is core's
 // `Adapter.invalidOption`, naming the option and what it must be, never its value.
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Effect } from "effect"
+import type { Config, Effect } from "effect"
 
 /** The database URL, given plain or `Redacted`: `postgres://` or `postgresql://`. It holds a password, so no message shows it. */
-export const databaseUrl = (url: Adapter.Secret): Effect.Effect<string, Config.ConfigError> => {
-  const value = Adapter.secretValue(url)
-  const parsed = typeof value === "string" ? URL.parse(value) : null
-  return parsed !== null && (parsed.protocol === "postgres:" || parsed.protocol === "postgresql:")
-    ? Effect.succeed(value)
-    : Effect.fail(Adapter.invalidOption("url", "must be a postgres:// or postgresql:// URL"))
-}
+export const databaseUrl = (url: Adapter.Secret): Effect.Effect<string, Config.ConfigError> =>
+  Adapter.secretUrl("url", url, ["postgres:", "postgresql:"])

@@ -5,11 +5,17 @@ import * as Adapter from "@mailroom/core/adapter"
 import { type Config, Effect, type Scope } from "effect"
 import { notBlank } from "./options.js"
 
+/** The account, region and credentials: what the provider and the quota reader build their client from. */
 export interface ClientOptions {
+  /** AWS region of the SES account, e.g. `"eu-west-1"`. Default: the SDK's own lookup (`AWS_REGION`, profile). */
   readonly region?: string | undefined
+  /** Another SES endpoint, e.g. an emulator's `http://127.0.0.1:8005`. Default: the region's SES endpoint. */
   readonly endpoint?: string | undefined
+  /** Given together with `secretAccessKey`. Default: the SDK's credential chain (env, profile, SSO, instance role...). */
   readonly accessKeyId?: Adapter.Secret | undefined
+  /** Given together with `accessKeyId`, plain or `Redacted`. Default: the SDK's credential chain. */
   readonly secretAccessKey?: Adapter.Secret | undefined
+  /** For temporary credentials only, with `accessKeyId` and `secretAccessKey`. Default: none. */
   readonly sessionToken?: Adapter.Secret | undefined
 }
 
