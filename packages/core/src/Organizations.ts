@@ -4,6 +4,7 @@ import { timingSafeEqual } from "node:crypto"
 import { type Config, Context, Effect, Layer } from "effect"
 import { invalidOption } from "./adapter.js"
 import { asciiDomain } from "./internal/address.js"
+import { formatPath } from "./internal/issues.js"
 import { digestOf, sha256 } from "./internal/secret.js"
 import { NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 
@@ -52,6 +53,16 @@ export interface StaticOptions {
   readonly organizations: ReadonlyArray<OrganizationConfig>
 }
 
+/** A thrown configuration problem: the field's path and what is wrong, read as "<path>: <problem>". */
+class InvalidOption extends Error {
+  constructor(
+    readonly path: ReadonlyArray<PropertyKey>,
+    readonly problem: string
+  ) {
+    super(`${formatPath(path)}: ${problem}`)
+  }
+}
+
 /** Ids name storage prefixes: letters, digits, `_` and `-`, at most 64. */
 export const isValidId = (id: string): boolean => /^[A-Za-z0-9_-]{1,64}$/.test(id)
 
@@ -73,7 +84,7 @@ export interface DomainRules {
  */
 export const makeDomainRules = (serviceDomain: string): DomainRules => {
   const ascii = asciiDomain(serviceDomain)
-  if (ascii === undefined) throw new Error(`serviceDomain: "${serviceDomain}" is not a domain name`)
+  if (ascii === undefined) throw new InvalidOption(["serviceDomain"], `"${serviceDomain}" is not a domain name`)
   return {
     serviceDomain: ascii,
     own: (slug) => `${slug}.${ascii}`,
@@ -104,21 +115,21 @@ export const makeStatic = (options: StaticOptions): Organizations => {
   const principals = new Map<string, { readonly principal: Principal; readonly domains: ReadonlyArray<string> }>()
   for (const [i, org] of options.organizations.entries()) {
     if (!isValidId(org.id)) {
-      throw new Error(`organizations[${i}].id: must be 1-64 letters, digits, "_" or "-"`)
+      throw new InvalidOption(["organizations", i, "id"], 'must be 1-64 letters, digits, "_" or "-"')
     }
     if (!isValidSlug(org.slug)) {
-      throw new Error(`organizations[${i}].slug: must be a lower-case DNS label`)
+      throw new InvalidOption(["organizations", i, "slug"], "must be a lower-case DNS label")
     }
     // Ids name storage prefixes, which a case-insensitive disk (macOS, Windows) would merge.
     if ([...principals.keys()].some((id) => id.toLowerCase() === org.id.toLowerCase())) {
-      throw new Error(`organizations[${i}].id: "${org.id}" is used twice (ids are compared without case)`)
+      throw new InvalidOption(["organizations", i, "id"], `"${org.id}" is used twice (ids are compared without case)`)
     }
     if ([...principals.values()].some((p) => p.principal.slug === org.slug)) {
-      throw new Error(`organizations[${i}].slug: "${org.slug}" is used twice`)
+      throw new InvalidOption(["organizations", i, "slug"], `"${org.slug}" is used twice`)
     }
     const domains = (org.verifiedDomains ?? []).map((domain, j) => {
       const checked = rules.check(domain)
-      if ("problem" in checked) throw new Error(`organizations[${i}].verifiedDomains[${j}]: ${checked.problem}`)
+      if ("problem" in checked) throw new InvalidOption(["organizations", i, "verifiedDomains", j], checked.problem)
       return checked.domain
     })
     const principal: Principal = { orgId: org.id, slug: org.slug }
@@ -129,20 +140,21 @@ export const makeStatic = (options: StaticOptions): Organizations => {
     ] as const) {
       for (const [j, entry] of (list ?? []).entries()) {
         // An empty entry would let an empty header in.
-        if (entry.trim() === "") throw new Error(`organizations[${i}].${field}[${j}]: must not be empty`)
+        if (entry.trim() === "") throw new InvalidOption(["organizations", i, field, j], "must not be empty")
         // What cannot travel in its header could never authenticate.
         const hashed = entry.startsWith("sha256:")
         if (!hashed && kind === "accessToken" && !/^[A-Za-z0-9\-._~+/]+=*$/.test(entry)) {
-          throw new Error(
-            `organizations[${i}].${field}[${j}]: must be a Bearer token (letters, digits, - . _ ~ + / and trailing =)`
+          throw new InvalidOption(
+            ["organizations", i, field, j],
+            "must be a Bearer token (letters, digits, - . _ ~ + / and trailing =)"
           )
         }
         if (!hashed && kind === "apiKey" && !/^[\x21-\x7e]+$/.test(entry)) {
-          throw new Error(`organizations[${i}].${field}[${j}]: must be visible ASCII characters without spaces`)
+          throw new InvalidOption(["organizations", i, field, j], "must be visible ASCII characters without spaces")
         }
         const digest = digestOf(entry)
         if (credentials.some((c) => c.digest.equals(digest))) {
-          throw new Error(`organizations[${i}].${field}[${j}]: is already configured`)
+          throw new InvalidOption(["organizations", i, field, j], "is already configured")
         }
         credentials.push({ kind, digest, principal })
       }
@@ -177,22 +189,11 @@ export const makeStatic = (options: StaticOptions): Organizations => {
   }
 }
 
-/** A problem `makeStatic` or `makeSingle` threw ("<path>: <what is wrong>") as the `ConfigError` naming that path. */
-const asConfigError = (error: unknown): Config.ConfigError => {
-  const text = error instanceof Error ? error.message : String(error)
-  const colon = text.indexOf(": ")
-  const path =
-    colon < 0
-      ? []
-      : text
-          .slice(0, colon)
-          .split(/\.|\[(\d+)\]/)
-          .filter((part) => part !== undefined && part !== "")
-  return invalidOption(
-    path.map((part) => (/^\d+$/.test(part) ? Number(part) : part)),
-    colon < 0 ? text : text.slice(colon + 2)
-  )
-}
+/** A problem `makeStatic` or `makeSingle` threw, as the `ConfigError` naming its field. */
+const asConfigError = (error: unknown): Config.ConfigError =>
+  error instanceof InvalidOption
+    ? invalidOption(error.path, error.problem)
+    : invalidOption([], error instanceof Error ? error.message : String(error))
 
 /** The static source; an invalid configuration fails the layer with a `ConfigError` naming the field. */
 export const layerStatic = (options: StaticOptions): Layer.Layer<Organizations, Config.ConfigError> =>
@@ -213,17 +214,14 @@ export interface SingleOptions {
 // stands in, and is left out of the domains answered, so only the application's own are verified.
 const placeholderServiceDomain = "single.mailroom.invalid"
 
-/** The static source's errors in the single source's own field names. */
+/** The static source's errors in the single source's own field names: `domains[1]`, `id`, `apiKeys[0]`. */
 const renamingErrors = <A>(f: () => A): A => {
   try {
     return f()
   } catch (error) {
-    if (!(error instanceof Error)) throw error
-    throw new Error(
-      error.message.replace(/^organizations\[0\]\.(verifiedDomains|id)?/, (_, field) =>
-        field === "verifiedDomains" ? "domains" : (field ?? "")
-      )
-    )
+    if (!(error instanceof InvalidOption) || error.path[0] !== "organizations") throw error
+    const [field, ...rest] = error.path.slice(2)
+    throw new InvalidOption([field === "verifiedDomains" ? "domains" : (field ?? ""), ...rest], error.problem)
   }
 }
 
@@ -233,7 +231,7 @@ const renamingErrors = <A>(f: () => A): A => {
  * Throws on an invalid configuration (no domain, a malformed one, a credential used twice).
  */
 export const makeSingle = (options: SingleOptions): Organizations => {
-  if (options.domains.length === 0) throw new Error("domains: give at least one domain to send from")
+  if (options.domains.length === 0) throw new InvalidOption(["domains"], "give at least one domain to send from")
   const id = options.id ?? "app"
   const inner = renamingErrors(() =>
     makeStatic({
