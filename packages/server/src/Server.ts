@@ -369,7 +369,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   } catch (cause) {
     server.close()
     await runtime.dispose()
-    throw isConfigError(cause) ? fromAdapter("config", cause) : cause
+    throw isConfigError(cause) ? fromAdapter("", cause) : cause
   }
 
   const grace = Duration.toMillis(config.shutdownGracePeriod)

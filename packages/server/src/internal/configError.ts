@@ -1,5 +1,5 @@
 // The server's one configuration error, and how an adapter's refusal of an option becomes one.
-import { Cause, type Config, Data, Effect, Layer, type SchemaIssue } from "effect"
+import { Cause, type Config, Data, Effect, Layer, SchemaIssue } from "effect"
 
 /** A config that cannot be used; `problems` name each field ("storage.publicUrl: must be ..."). */
 export class ServerConfigError extends Data.TaggedError("ServerConfigError")<{
@@ -16,34 +16,32 @@ export class ServerConfigError extends Data.TaggedError("ServerConfigError")<{
 export const isServerConfigError = (u: unknown): u is ServerConfigError =>
   typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "ServerConfigError"
 
-const pathText = (path: ReadonlyArray<PropertyKey>) => path.map(String).join(".")
+// Effect's own formatter: one message per leaf of the issue, an option's `invalidOption` message as is.
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
 
-/** One problem per leaf of the issue, each "<section>.<option>: <what is wrong>". */
-const problemsOf = (
-  section: string,
-  issue: SchemaIssue.Issue,
-  path: ReadonlyArray<PropertyKey> = []
-): Array<string> => {
-  switch (issue._tag) {
-    case "Pointer":
-      return problemsOf(section, issue.issue, [...path, ...issue.path])
-    case "Composite":
-      return issue.issues.flatMap((inner) => problemsOf(section, inner, path))
-    default: {
-      const where = [section === "config" ? "" : section, pathText(path)].filter((part) => part !== "").join(".")
-      const annotations = (issue as { annotations?: { message?: unknown } }).annotations
-      const message = typeof annotations?.message === "string" ? annotations.message : String(issue)
-      return [`${where}: ${message}`]
-    }
-  }
-}
+/** `section` and the option's path as the config file writes fields: `storage.credentials.private_key`, `events.webhooks[1]`. */
+const fieldOf = (section: string, path: ReadonlyArray<PropertyKey>) =>
+  path.reduce<string>(
+    (out, key) => (typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`),
+    section
+  )
 
-/** An adapter's `ConfigError` as the problems of the config section it was built from. */
+/**
+ * An adapter's `ConfigError` as the problems of the config section it was built from, each
+ * "<section>.<option>: <what is wrong>"; `section` "" for an option of the file's top level.
+ */
 export const fromAdapter = (section: string, error: Config.ConfigError): ServerConfigError => {
-  // `section` "config" is the whole file: the option's own path is the field.
   const cause = error.cause
   const problems =
-    cause._tag === "SchemaError" ? problemsOf(section, cause.issue) : [`${section}: ${cause.message ?? String(cause)}`]
+    cause._tag === "SchemaError"
+      ? formatIssue(cause.issue).issues.map(
+          ({ path, message }) =>
+            `${fieldOf(
+              section,
+              (path ?? []).map((p) => (typeof p === "object" && p !== null ? p.key : p))
+            )}: ${message}`
+        )
+      : [`${section || "config"}: ${cause.message ?? String(cause)}`]
   return new ServerConfigError({ source: "config", problems })
 }
 
