@@ -163,14 +163,27 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     )
   )
 
-  /** Each attempt first takes its tokens from the rate limiter, when there is one. */
+  /**
+   * Each attempt first takes its tokens from the rate limiter, when there is one. The schedule is
+   * entered only once an attempt has failed, with that failure replayed as its first input, so the
+   * retries are what `Effect.retry(attempt, retrySchedule)` makes and a send that succeeds at once
+   * (nearly all of them) does not build the schedule's state.
+   */
   const sendWithRetries = (email: OutboundEmail) => {
     const recipients = email.to.length + email.cc.length + email.bcc.length
     const attempt =
       limiter._tag === "Some"
         ? Effect.andThen(limiter.value.acquire(recipients), provider.send(email))
         : provider.send(email)
-    return Effect.retry(attempt, retrySchedule)
+    return Effect.catch(attempt, (first) => {
+      let replayed = false
+      const again = Effect.suspend(() => {
+        if (replayed) return attempt
+        replayed = true
+        return Effect.fail(first)
+      })
+      return Effect.retry(again, retrySchedule)
+    })
   }
 
   // The hot path of every send: plain functions and a few Effect steps, no generators, so that what
