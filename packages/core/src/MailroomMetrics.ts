@@ -2,7 +2,7 @@
 // (outcome, latency), retries and idempotent replays. effect/observability exports them (Prometheus, OTLP).
 import { Clock, Effect, Exit, Metric } from "effect"
 import type { EmailProvider } from "./EmailProvider.js"
-import { withSpan } from "./internal/tracing.js"
+import { spanIn } from "./internal/tracing.js"
 
 /** Calls to the provider by `provider` and `outcome`: "sent", or the failure's reason (`RateLimited`...). */
 export const providerSends = Metric.counter("mailroom_provider_sends_total", {
@@ -44,12 +44,13 @@ export const instrument = (provider: EmailProvider): EmailProvider => {
   }
   return {
     ...provider,
-    // One step around the call, not timed + exit + flatMap + two metric effects: this wraps every send.
+    // One step around the call, not timed + exit + flatMap + two metric effects + a span check: this
+    // wraps every send.
     send: (email) =>
       Effect.withFiber((fiber) => {
         const clock = fiber.getRef(Clock.Clock)
         const start = clock.monotonicTimeNanosUnsafe()
-        return Effect.onExit(provider.send(email), (exit) => {
+        const call = Effect.onExit(provider.send(email), (exit) => {
           const took = Number(clock.monotonicTimeNanosUnsafe() - start) / 1e9
           const failure = Exit.findErrorOption(exit)
           // "interrupted" or "defect": the call ended without the provider's own answer.
@@ -64,14 +65,13 @@ export const instrument = (provider: EmailProvider): EmailProvider => {
           seconds.updateUnsafe(took, fiber.context)
           return Effect.void
         })
-      }).pipe(
-        withSpan("EmailProvider.send", {
+        return spanIn(fiber, call, "EmailProvider.send", {
           kind: "client",
           attributes: {
             "mailroom.provider": provider.name,
             "mailroom.recipients": email.to.length + email.cc.length + email.bcc.length
           }
         })
-      )
+      })
   }
 }
