@@ -1,8 +1,9 @@
 // Configured secrets kept only as SHA-256 digests: a plain value, or `sha256:<hex>` of it, so a config
 // file need not hold the secret itself. Compared in constant time.
-import { createHash, timingSafeEqual } from "node:crypto"
+import { hash, timingSafeEqual } from "node:crypto"
 
-export const sha256 = (value: string): Buffer => createHash("sha256").update(value, "utf8").digest()
+/** One-shot: a credential is hashed on every request, and `hash` skips building a Hash stream. */
+export const sha256 = (value: string): Buffer => hash("sha256", value, "buffer")
 
 const hashed = /^sha256:([0-9a-fA-F]{64})$/
 

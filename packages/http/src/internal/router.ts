@@ -65,6 +65,8 @@ interface Context {
   readonly body: unknown
 }
 
+/** The principal of a route that takes no credential (none reads it). */
+const anonymous: Organizations.Principal = { orgId: "", slug: "" }
 const trimSlash = (path: string | undefined) => (path ?? "").replace(/\/+$/, "")
 
 const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
@@ -275,26 +277,29 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     if (route.auth !== undefined && given === undefined) {
       return failure(route.variant, 401, ["missing, invalid or revoked credential"])
     }
+    // Plain steps, not a generator: this runs on every request.
+    const authenticated =
+      given === undefined
+        ? Effect.succeed(anonymous)
+        : Effect.flatMap(Organizations.Organizations, (organizations) => organizations.authenticate(given))
+    // Read only once the credential is known good, so an unknown caller cannot make the server wait
+    // for or buffer a body; read inside the effect, so each request enters the runtime once.
+    const read =
+      route.body === "json"
+        ? Effect.promise(() => readJson(request, route.variant))
+        : route.body === "raw"
+          ? Effect.promise(() =>
+              readBytes(request, route.variant).then((r) => ("status" in r ? r : { value: r.bytes }))
+            )
+          : undefined
     const exit = await runPromiseExit(
-      Effect.gen(function* () {
-        let principal: Organizations.Principal = { orgId: "", slug: "" }
-        if (given !== undefined) {
-          const organizations = yield* Organizations.Organizations
-          principal = yield* organizations.authenticate(given)
-        }
-        // Read only once the credential is known good, so an unknown caller cannot make the server
-        // wait for or buffer a body; read inside the effect, so each request enters the runtime once.
-        const read =
-          route.body === "json"
-            ? yield* Effect.promise(() => readJson(request, route.variant))
-            : route.body === "raw"
-              ? yield* Effect.promise(() =>
-                  readBytes(request, route.variant).then((r) => ("status" in r ? r : { value: r.bytes }))
-                )
-              : undefined
-        if (read !== undefined && "status" in read) return read
-        return yield* route.run({ request, principal, body: read?.value })
-      }).pipe(
+      Effect.flatMap(authenticated, (principal) =>
+        read === undefined
+          ? route.run({ request, principal, body: undefined })
+          : Effect.flatMap(read, (body) =>
+              "status" in body ? Effect.succeed(body) : route.run({ request, principal, body: body.value })
+            )
+      ).pipe(
         // A span per request when a tracer is provided; each path of the table is its own route.
         withSpan(`${route.method} ${request.pathname}`, {
           kind: "server",
