@@ -20,7 +20,8 @@ export interface Budget {
 
 const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
 const encoder = new TextEncoder()
-const utf8Length = (s: string | undefined) => (s === undefined ? 0 : encoder.encode(s).byteLength)
+/** Counted, not encoded: a body is measured on every send with attachments. */
+const utf8Length = (s: string | undefined) => (s === undefined ? 0 : Buffer.byteLength(s, "utf8"))
 
 /** An attachment's bytes as given in process: a string is UTF-8. */
 const contentOf = (content: Uint8Array | string): Uint8Array =>
@@ -104,20 +105,29 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
       const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(budget.wait)
       let held = 0
       // A send larger than the whole budget waits until it has the budget to itself.
-      const hold = (bytes: number) =>
-        Effect.gen(function* () {
-          const permits = Math.min(bytes, budget.bytes - held)
-          if (permits <= 0) return
-          held += permits
-          const left = deadline - (yield* Clock.currentTimeMillis)
-          yield* inFlight.takeScoped(permits).pipe(
-            Effect.timeoutOrElse({
-              duration: Duration.millis(Math.max(0, left)),
-              orElse: () => Effect.fail(overBudget)
-            }),
-            Scope.provide(scope)
-          )
-        })
+      const hold = (bytes: number): Effect.Effect<void, Unavailable> => {
+        const permits = Math.min(bytes, budget.bytes - held)
+        if (permits <= 0) return Effect.void
+        held += permits
+        // Room now (nearly always): taken at once, with no timer raced against the wait.
+        const now = Effect.flatMap(inFlight.takeIfAvailable(permits), (taken) =>
+          taken ? Effect.as(Scope.addFinalizer(scope, inFlight.release(permits)), true) : Effect.succeed(false)
+        )
+        return Effect.flatMap(Effect.uninterruptible(now), (taken) =>
+          taken
+            ? Effect.void
+            : Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+                inFlight.takeScoped(permits).pipe(
+                  Effect.timeoutOrElse({
+                    duration: Duration.millis(Math.max(0, deadline - millis)),
+                    orElse: () => Effect.fail(overBudget)
+                  }),
+                  Effect.asVoid,
+                  Scope.provide(scope)
+                )
+              )
+        )
+      }
 
       const given = attachments.map((a) => (a.content === undefined ? undefined : contentOf(a.content)))
       let size = utf8Length(request.body.html) + utf8Length(request.body.text)
@@ -163,7 +173,8 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
               })
             )
         },
-        { concurrency: 4 }
+        // One file is read in this fiber: forking one to read it alone costs more than the read.
+        { concurrency: attachments.length === 1 ? 1 : 4 }
       )
       const errors: Array<string> = []
       results.forEach((result, i) => {
