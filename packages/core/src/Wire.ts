@@ -5,6 +5,16 @@ import { isEmailAddress } from "./internal/address.js"
 import { maxIdHex } from "./internal/attachmentKey.js"
 import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
+import { commonSend } from "./internal/sendDecode.js"
+import {
+  atMostCharacters,
+  blank,
+  controlExceptTab,
+  controlRange,
+  lineBreak,
+  mimeType,
+  mimeTypePattern
+} from "./internal/text.js"
 import { ValidationError } from "./MailroomError.js"
 
 const fails =
@@ -18,18 +28,6 @@ const fails =
  */
 const rule = <T>(test: (value: T) => boolean, message: string, jsonSchema: Record<string, unknown>, abort = false) =>
   Schema.makeFilter(fails(test, message), { toJsonSchema: () => jsonSchema }, abort)
-
-/** Unicode characters, as JSON Schema's minLength and maxLength count them (not UTF-16 units). */
-const atMostCharacters = (s: string, max: number) => {
-  if (s.length <= max) return true
-  let count = 0
-  for (const _ of s) if (++count > max) return false
-  return true
-}
-
-const lineBreak = /[\r\n]/
-const controlRange = "\\u0000-\\u0008\\u000A-\\u001F\\u007F-\\u009F"
-const controlExceptTab = new RegExp(`[${controlRange}]`)
 
 const atext = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 const label = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -48,7 +46,6 @@ export const EmailAddress = Schema.String.pipe(
   )
 ).annotate({ description: "An email address (addr-spec, no display name)" })
 
-const blank = (s: string) => s.trim() === ""
 const notBlank = rule((s: string) => !blank(s), "must not be empty", { minLength: 1, pattern: "\\S" })
 
 /**
@@ -71,10 +68,6 @@ const headerText = (maxLength: number, nonEmpty: boolean) =>
       ...(nonEmpty ? [rule((s: string) => !blank(s), "must not be empty", {})] : [])
     )
   )
-
-const mimeToken = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-const mimeTypePattern = `^${mimeToken}/${mimeToken}(?:[ \\t]*;[ \\t]*${mimeToken}=(?:${mimeToken}|"[^"\\\\${controlRange}]*"))*$`
-const mimeType = new RegExp(mimeTypePattern)
 
 /** A MIME type such as `application/pdf` or `text/plain; charset=utf-8`. */
 export const ContentType = Schema.String.pipe(
@@ -265,74 +258,6 @@ export type DeleteByIdResponse = typeof DeleteByIdResponse.Type
  */
 export const sizeProblems: (input: unknown) => ReadonlyArray<string> = oversized
 
-// --- the common send, decoded in one pass ------------------------------------------------------
-
-const sendFields: ReadonlySet<string> = new Set(["from", "from_name", "to", "cc", "bcc", "reply_to", "subject", "body"])
-
-const isPlainObject = (value: unknown): value is Readonly<Record<string, unknown>> => {
-  if (typeof value !== "object" || value === null) return false
-  const prototype = Object.getPrototypeOf(value)
-  return prototype === Object.prototype || prototype === null
-}
-
-const hasOnly = (value: object, keys: (key: string) => boolean) =>
-  Reflect.ownKeys(value).every((key) => typeof key === "string" && keys(key))
-
-/** What `headerText(maxLength, nonEmpty)` accepts. */
-const isHeaderText = (value: unknown, maxLength: number, nonEmpty: boolean): value is string =>
-  typeof value === "string" &&
-  !lineBreak.test(value) &&
-  !controlExceptTab.test(value) &&
-  atMostCharacters(value, maxLength) &&
-  !(nonEmpty && blank(value))
-
-/** What `recipients(atLeastOne)` accepts, copied. */
-const addressList = (value: unknown, atLeastOne: boolean): Array<string> | undefined => {
-  if (!Array.isArray(value) || value.length > maxItems || (atLeastOne && value.length === 0)) return undefined
-  const out: Array<string> = []
-  for (const item of value) {
-    if (typeof item !== "string" || !isEmailAddress(item)) return undefined
-    out.push(item)
-  }
-  return out
-}
-
-/**
- * A send without attachments and with every field valid, which is nearly every send: checked by the
- * schema's own rules (a test holds the two to the same answers) and copied as the schema copies, in
- * one pass instead of the schema's parser. Anything else, attachments included, is undefined: the
- * schema decodes it, and says what is wrong.
- */
-const commonSend = (input: unknown): SendEmailRequest | undefined => {
-  if (!isPlainObject(input) || !hasOnly(input, (key) => sendFields.has(key))) return undefined
-  const { from, subject, body } = input
-  if (typeof from !== "string" || !isEmailAddress(from) || !isHeaderText(subject, 998, true)) return undefined
-  if (!isPlainObject(body) || !hasOnly(body, (key) => key === "html" || key === "text")) return undefined
-  const hasHtml = Object.hasOwn(body, "html")
-  const hasText = Object.hasOwn(body, "text")
-  const { html, text } = body
-  if ((hasHtml && typeof html !== "string") || (hasText && typeof text !== "string") || !(html || text)) {
-    return undefined
-  }
-  const out: Record<string, unknown> = { from }
-  if (Object.hasOwn(input, "from_name")) {
-    if (!isHeaderText(input.from_name, 256, false)) return undefined
-    out.from_name = input.from_name
-  }
-  const to = addressList(input.to, true)
-  if (to === undefined) return undefined
-  out.to = to
-  for (const field of ["cc", "bcc", "reply_to"] as const) {
-    if (!Object.hasOwn(input, field)) continue
-    const list = addressList(input[field], false)
-    if (list === undefined) return undefined
-    out[field] = list
-  }
-  out.subject = subject
-  out.body = { ...(hasHtml ? { html } : {}), ...(hasText ? { text } : {}) }
-  return out as unknown as SendEmailRequest
-}
-
 /**
  * Decodes unknown input (a parsed JSON body or a query object) with every problem reported, and
  * unknown fields refused: a misspelt `replyTo` is an error, not a silently dropped field.
@@ -342,7 +267,9 @@ export const decode = <S extends Schema.Decoder<unknown>>(schema: S) => {
   const options = { errors: "all", onExcessProperty: "error" } as const
   // Every send is decoded: the common one skips the schema's parser (same answer, a test checks).
   const common =
-    (schema as unknown) === SendEmailRequest || (schema as unknown) === InProcessSendRequest ? commonSend : undefined
+    (schema as unknown) === SendEmailRequest || (schema as unknown) === InProcessSendRequest
+      ? (commonSend as (input: unknown) => S["Type"] | undefined)
+      : undefined
   return (input: unknown): Effect.Effect<S["Type"], ValidationError> => {
     const request = common?.(input)
     if (request !== undefined) return Effect.succeed(request as S["Type"])

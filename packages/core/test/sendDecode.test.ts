@@ -1,8 +1,10 @@
-// Wire.decode answers the common send (no attachments) without the schema's parser: it must accept
-// exactly what the schema accepts, with the same value, and leave every refusal to the schema.
+// Wire.decode answers the common send (attachments, if any, stored files) without the schema's
+// parser: it must accept exactly what the schema accepts, with the same value, and leave every
+// refusal to the schema.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Schema } from "effect"
 import { Wire } from "../src/index.js"
+import { commonSend } from "../src/internal/sendDecode.js"
 
 const valid = {
   from: "sender@acme.example",
@@ -26,6 +28,13 @@ const without = (field: string): Record<string, unknown> => {
 const astral = "😀"
 const sparse: Array<string> = ["alice@example.com"]
 sparse.length = 2
+const stored = { filename: "a.pdf", key: "attachments/org_acme/1-a.pdf" }
+const sparseAttachments: Array<unknown> = [stored]
+sparseAttachments.length = 2
+class Stored {
+  readonly filename = stored.filename
+  readonly key = stored.key
+}
 const withSymbol = { ...valid, [Symbol("extra")]: 1 }
 const nullPrototype = Object.assign(Object.create(null) as object, valid)
 class Request {
@@ -93,12 +102,51 @@ const cases: ReadonlyArray<readonly [string, unknown]> = [
   ["a from_name of 257 characters", sendWith({ from_name: "n".repeat(257) })],
   ["a line break in from_name", sendWith({ from_name: "Acme\nBcc: x@example.com" })],
   ["a null from_name", sendWith({ from_name: null })],
-  ["attachments", sendWith({ attachments: [{ filename: "a.pdf", key: "attachments/org_acme/1-a.pdf" }] })],
+  ["attachments", sendWith({ attachments: [stored] })],
   ["no attachment", sendWith({ attachments: [] })],
-  ["invalid attachments", sendWith({ attachments: [{ filename: "a.pdf" }] })]
+  ["an attachment with no key", sendWith({ attachments: [{ filename: "a.pdf" }] })],
+  ["an attachment with a content type", sendWith({ attachments: [{ ...stored, content_type: "application/pdf" }] })],
+  [
+    "a content type with parameters",
+    sendWith({ attachments: [{ ...stored, content_type: 'text/plain; charset="utf-8"' }] })
+  ],
+  ["a content type that is no MIME type", sendWith({ attachments: [{ ...stored, content_type: "pdf" }] })],
+  [
+    "a line break in a content type",
+    sendWith({ attachments: [{ ...stored, content_type: "text/plain\r\nBcc: x@example.com" }] })
+  ],
+  [
+    "a content type of 256 characters",
+    sendWith({ attachments: [{ ...stored, content_type: `text/${"p".repeat(251)}` }] })
+  ],
+  ["a content type given as undefined", sendWith({ attachments: [{ ...stored, content_type: undefined }] })],
+  ["a null content type", sendWith({ attachments: [{ ...stored, content_type: null }] })],
+  ["a line break in a file name", sendWith({ attachments: [{ ...stored, filename: "a.pdf\r\nBcc: x" }] })],
+  ["a blank file name", sendWith({ attachments: [{ ...stored, filename: " " }] })],
+  ["a file name of 255 characters", sendWith({ attachments: [{ ...stored, filename: "f".repeat(255) }] })],
+  ["a file name of 256 characters", sendWith({ attachments: [{ ...stored, filename: "f".repeat(256) }] })],
+  ["an empty key", sendWith({ attachments: [{ ...stored, key: "" }] })],
+  ["a key of 1024 astral characters", sendWith({ attachments: [{ ...stored, key: astral.repeat(1024) }] })],
+  ["a key of 1025 characters", sendWith({ attachments: [{ ...stored, key: "k".repeat(1025) }] })],
+  ["a key of another type", sendWith({ attachments: [{ ...stored, key: 1 }] })],
+  ["an unknown attachment field", sendWith({ attachments: [{ ...stored, name: "a.pdf" }] })],
+  ["bytes given in process", sendWith({ attachments: [{ filename: "a.txt", content: "hello" }] })],
+  ["a key and bytes", sendWith({ attachments: [{ ...stored, content: "hello" }] })],
+  ["a null attachment", sendWith({ attachments: [null] })],
+  ["a sparse attachment list", sendWith({ attachments: sparseAttachments })],
+  ["attachments as an object", sendWith({ attachments: stored })],
+  ["1001 attachments", sendWith({ attachments: Array.from({ length: 1001 }, () => stored) })],
+  ["an attachment that is a class instance", sendWith({ attachments: [new Stored()] })]
 ]
 
 const options = { errors: "all", onExcessProperty: "error" } as const
+
+/** Valid, and left to the schema on purpose: bytes an in-process caller holds, objects JSON never makes. */
+const schemaOnly: ReadonlySet<string> = new Set([
+  "bytes given in process",
+  "a class instance",
+  "an attachment that is a class instance"
+])
 
 describe("Wire.decode of a send", () => {
   for (const [schemaName, schema] of [
@@ -118,6 +166,8 @@ describe("Wire.decode of a send", () => {
             // A copy, as the schema makes: the caller's object may change after the call.
             assert.notStrictEqual(actual.value, input)
           }
+          // Every valid send but the few left to the schema takes the one-pass path.
+          if (Exit.isSuccess(expected)) assert.strictEqual(commonSend(input) !== undefined, !schemaOnly.has(name))
         })
       )
     }
