@@ -272,7 +272,7 @@ export const decode = <S extends Schema.Decoder<unknown>>(schema: S) => {
       : undefined
   return (input: unknown): Effect.Effect<S["Type"], ValidationError> => {
     const request = common?.(input)
-    if (request !== undefined) return Effect.succeed(request as S["Type"])
+    if (request !== undefined) return Effect.succeed(request)
     // Every element of a list a third of a million long would be its own issue: refused whole instead.
     const tooLarge = oversized(input)
     if (tooLarge.length > 0) return Effect.fail(new ValidationError({ errors: tooLarge }))

@@ -110,22 +110,23 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
         if (permits <= 0) return Effect.void
         held += permits
         // Room now (nearly always): taken at once, with no timer raced against the wait.
-        const now = Effect.flatMap(inFlight.takeIfAvailable(permits), (taken) =>
-          taken ? Effect.as(Scope.addFinalizer(scope, inFlight.release(permits)), true) : Effect.succeed(false)
-        )
-        return Effect.flatMap(Effect.uninterruptible(now), (taken) =>
-          taken
-            ? Effect.void
-            : Effect.flatMap(Clock.currentTimeMillis, (millis) =>
-                inFlight.takeScoped(permits).pipe(
-                  Effect.timeoutOrElse({
-                    duration: Duration.millis(Math.max(0, deadline - millis)),
-                    orElse: () => Effect.fail(overBudget)
-                  }),
-                  Effect.asVoid,
-                  Scope.provide(scope)
+        return Effect.uninterruptibleMask((restore) =>
+          Effect.flatMap(inFlight.takeIfAvailable(permits), (taken) =>
+            taken
+              ? Scope.addFinalizer(scope, inFlight.release(permits))
+              : restore(
+                  Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+                    inFlight.takeScoped(permits).pipe(
+                      Effect.timeoutOrElse({
+                        duration: Duration.millis(Math.max(0, deadline - millis)),
+                        orElse: () => Effect.fail(overBudget)
+                      }),
+                      Effect.asVoid,
+                      Scope.provide(scope)
+                    )
+                  )
                 )
-              )
+          )
         )
       }
 

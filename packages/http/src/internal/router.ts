@@ -67,6 +67,7 @@ interface Context {
 
 /** The principal of a route that takes no credential (none reads it). */
 const anonymous: Organizations.Principal = { orgId: "", slug: "" }
+
 const trimSlash = (path: string | undefined) => (path ?? "").replace(/\/+$/, "")
 
 const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
