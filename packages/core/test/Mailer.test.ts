@@ -1,7 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber } from "effect"
+import { Deferred, Duration, Effect, Fiber, Metric } from "effect"
 import { TestClock } from "effect/testing"
-import { Attachments, EmailProvider, IdempotencyStore, Mailer, MailroomError, ProviderError } from "../src/index.js"
+import {
+  Attachments,
+  EmailProvider,
+  IdempotencyStore,
+  Mailer,
+  MailroomError,
+  MailroomMetrics,
+  ProviderError
+} from "../src/index.js"
 import { acme, globex, makeWorld } from "./fixtures.js"
 
 const request = (overrides: Record<string, unknown> = {}) => ({
@@ -329,6 +337,31 @@ describe("Mailer.send", () => {
         assert.strictEqual(error._tag === "ProviderError" && error.reason._tag, "RecipientNotVerified")
         assert.strictEqual(provider.calls(), 1)
       }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+  })
+
+  describe("metrics", () => {
+    it.effect("each call to the provider is counted by outcome and timed, in the series withAttributes names", () => {
+      const provider = scripted(["ok", new ProviderError.RecipientNotVerified({ message: "no", recipients: ["a@b"] })])
+      const series = (attributes: Record<string, string>) =>
+        Metric.value(Metric.withAttributes(MailroomMetrics.providerSends, { provider: "scripted", ...attributes }))
+      return Effect.gen(function* () {
+        yield* send()
+        yield* Effect.flip(send())
+        assert.strictEqual((yield* series({ outcome: "sent" })).count, 1)
+        assert.strictEqual((yield* series({ outcome: "RecipientNotVerified" })).count, 1)
+        assert.strictEqual((yield* series({ outcome: "RateLimited" })).count, 0)
+        const seconds = yield* Metric.value(
+          Metric.withAttributes(MailroomMetrics.providerSeconds, { provider: "scripted" })
+        )
+        assert.strictEqual(seconds.count, 2)
+        // The registry holds one series per attribute set, under the metric's own name.
+        const names = (yield* Metric.snapshot).map((m) => `${m.id} ${JSON.stringify(m.attributes)}`)
+        assert.includeMembers(names, [
+          'mailroom_provider_sends_total {"provider":"scripted","outcome":"sent"}',
+          'mailroom_provider_send_seconds {"provider":"scripted"}'
+        ])
+      }).pipe(Effect.provide(makeWorld({ provider }).layer), Effect.provideService(Metric.MetricRegistry, new Map()))
     })
   })
 
