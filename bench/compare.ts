@@ -78,3 +78,9 @@ export const ratioRows = (
       target: target === undefined ? "" : `≤ ${target}x: ${min <= target ? "met" : "MISSED"}`
     }
   })
+
+/** A row of one contender's min and median time over another's, both measured in `comparison`. */
+export const ratioOf = (comparison: Comparison, i: number, j: number, name: string): object => {
+  const ratio = (of: "min" | "median") => `${((comparison[of][i] ?? 0) / (comparison[of][j] ?? 1)).toFixed(2)}x`
+  return { name, "ratio (min / median)": `${ratio("min")} / ${ratio("median")}` }
+}
