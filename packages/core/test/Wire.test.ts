@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { MailroomError, Wire } from "../src/index.js"
+import { withFields } from "./fixtures.js"
 
 const decodeSend = Wire.decode(Wire.SendEmailRequest)
 const decodePresign = Wire.decode(Wire.PresignRequest)
@@ -18,8 +19,7 @@ const valid = {
 }
 
 /** A valid request with some fields replaced (or removed, with `undefined`). */
-const sendWith = (fields: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries({ ...valid, ...fields }).filter(([, value]) => value !== undefined))
+const sendWith = (fields: Record<string, unknown>) => withFields(valid, fields)
 
 const attachment = { filename: "invoice.pdf", key: "attachments/org_acme/1700000000000-invoice.pdf" }
 

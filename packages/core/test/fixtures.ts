@@ -5,6 +5,10 @@ import { Attachments, EmailProvider, IdempotencyStore, Mailer, ObjectStore, Orga
 export const acme: Organizations.Principal = { orgId: "org_acme", slug: "acme" }
 export const globex: Organizations.Principal = { orgId: "org_globex", slug: "globex" }
 
+/** `base` with some fields replaced (or removed, with `undefined`): a request one field away from a valid one. */
+export const withFields = (base: Record<string, unknown>, fields: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries({ ...base, ...fields }).filter(([, value]) => value !== undefined))
+
 export const organizations = Organizations.makeStatic({
   serviceDomain: "mailroom.test",
   organizations: [

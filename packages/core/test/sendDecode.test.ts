@@ -5,6 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Schema } from "effect"
 import { Wire } from "../src/index.js"
 import { commonSend } from "../src/internal/sendDecode.js"
+import { withFields } from "./fixtures.js"
 
 const valid = {
   from: "sender@acme.example",
@@ -17,8 +18,8 @@ const valid = {
   body: { html: "<p>Hello</p>", text: "Hello" }
 }
 
-const sendWith = (fields: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries({ ...valid, ...fields }).filter(([, value]) => value !== undefined))
+/** A valid request with some fields replaced (or removed, with `undefined`). */
+const sendWith = (fields: Record<string, unknown>) => withFields(valid, fields)
 
 const without = (field: string): Record<string, unknown> => {
   const { [field]: _, ...rest } = valid as Record<string, unknown>
