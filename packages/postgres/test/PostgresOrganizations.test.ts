@@ -3,10 +3,11 @@ import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
+import { type PostgresCluster as Cluster, startPostgresCluster as startCluster } from "@mailroom/test-support"
 import { Config, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it, onTestFinished } from "vitest"
 import { PostgresOrganizations } from "../src/index.js"
-import { type Cluster, migrate, startCluster } from "./support/postgres.js"
+import { migrate } from "./support/migrate.js"
 
 const sha256Hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex")
 const apiKey = (value: string): Organizations.Credential => ({ kind: "apiKey", value })

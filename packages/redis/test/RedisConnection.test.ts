@@ -1,11 +1,11 @@
 // RedisConnection's options: a URL that is not Redis's is refused before anything connects, naming
 // the option and never its value (which may hold a password); a good one read from Config connects.
 import { assert, it } from "@effect/vitest"
+import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { Redis } from "effect/persistence"
 import { afterAll, describe } from "vitest"
 import { RedisConnection } from "../src/index.js"
-import { startRedisServer } from "./support/redisServer.js"
 
 const redis = await startRedisServer()
 afterAll(() => redis.dispose())

@@ -4,11 +4,11 @@ import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { EmailProvider, IdempotencyStore, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
 import { IdempotencyStoreSuite } from "@mailroom/core/testing"
+import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { createClient } from "redis"
 import { afterAll, describe } from "vitest"
 import { RedisConnection, RedisIdempotencyStore } from "../src/index.js"
-import { startRedisServer } from "./support/redisServer.js"
 
 // Started while tests are collected: the suite's layers need its URL.
 const redis = await startRedisServer()

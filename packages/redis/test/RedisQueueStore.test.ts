@@ -5,13 +5,13 @@ import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { MailEvent, MailEvents, Organizations, WebhookDelivery } from "@mailroom/core"
 import { startWebhookReceiver, type WebhookReceiver } from "@mailroom/core/testing"
+import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { PersistedQueue } from "effect/persistence"
 import { createClient } from "redis"
 import { Webhook } from "standardwebhooks"
 import { afterAll, describe } from "vitest"
 import { RedisConnection, RedisIdempotencyStore, RedisQueueStore } from "../src/index.js"
-import { startRedisServer } from "./support/redisServer.js"
 
 const redis = await startRedisServer()
 afterAll(() => redis.dispose())

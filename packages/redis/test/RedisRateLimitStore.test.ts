@@ -3,10 +3,10 @@
 import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { SendRateLimiter } from "@mailroom/core"
+import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Duration, Effect, Exit, Layer } from "effect"
 import { afterAll, describe } from "vitest"
 import { RedisConnection, RedisRateLimitStore } from "../src/index.js"
-import { startRedisServer } from "./support/redisServer.js"
 
 const redis = await startRedisServer()
 afterAll(() => redis.dispose())

@@ -6,9 +6,14 @@ import { createHash } from "node:crypto"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import {
+  type PostgresCluster as Cluster,
+  type RedisServer,
+  startPostgresCluster as startCluster,
+  startRedisServer
+} from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { type Cluster, migrate, startCluster } from "../../postgres/test/support/postgres.js"
-import { type RedisServer, startRedisServer } from "../../redis/test/support/redisServer.js"
+import { migrate } from "../../postgres/test/support/migrate.js"
 import { type RoundRobinProxy, startRoundRobinProxy } from "./support/roundRobinProxy.js"
 import { type ServerProcess, startServer } from "./support/serverProcess.js"
 import { type SesStandIn, startSesStandIn } from "./support/sesStandIn.js"

@@ -3,8 +3,8 @@
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { type RedisServer, startRedisServer } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { type RedisServer, startRedisServer } from "../../redis/test/support/redisServer.js"
 import { ServerConfig } from "../src/index.js"
 import { type ServerProcess, startServer } from "./support/serverProcess.js"
 

@@ -3,10 +3,10 @@
 import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { freePort } from "@mailroom/test-support"
 
 const run = promisify(execFile)
 const script = new URL("./rgw.sh", import.meta.url).pathname
@@ -23,16 +23,6 @@ export interface Cluster {
   /** Stops the daemons and removes the cluster's directory. */
   readonly stop: () => Promise<void>
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
-    })
-  })
 
 const required = ["/usr/bin/ceph-mon", "/usr/bin/ceph-osd", "/usr/bin/radosgw", "/usr/bin/ceph", "/usr/bin/curl"]
 

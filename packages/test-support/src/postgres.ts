@@ -1,15 +1,13 @@
 // A real PostgreSQL for tests (Debian's `postgresql`): a fresh cluster in a temporary directory,
-// listening on 127.0.0.1 on a free port, stopped and removed afterwards. Reused by other packages' tests.
+// listening on 127.0.0.1 on a free port, stopped and removed afterwards.
 import { execFile, execFileSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { chown, mkdtemp, rm } from "node:fs/promises"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted, type Scope } from "effect"
-import * as PostgresMigrations from "../../src/PostgresMigrations.js"
+import { Effect, type Scope } from "effect"
+import { freePort } from "./ports.js"
 
 const run = promisify(execFile)
 
@@ -51,16 +49,6 @@ const binDir = (): string => {
   }
   return join(root, versions[0], "bin")
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
-    })
-  })
 
 // PostgreSQL refuses to run as root; as root, its commands run as the `postgres` user.
 const asRoot = process.getuid?.() === 0
@@ -200,7 +188,3 @@ export const scoped: Effect.Effect<Cluster, never, Scope.Scope> = Effect.acquire
   Effect.promise(() => startCluster()),
   (cluster) => Effect.promise(() => cluster.destroy())
 )
-
-/** Applies mailroom's schema with the package's own runner; answers the migrations it applied. */
-export const migrate = (url: string): Promise<ReadonlyArray<readonly [number, string]>> =>
-  Effect.runPromise(PostgresMigrations.run.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) }))))

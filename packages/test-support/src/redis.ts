@@ -1,10 +1,11 @@
 // A real redis-server (Debian's `redis-server`) on 127.0.0.1 for tests: a free port, a temporary
-// directory, nothing persisted. Other packages' tests import it too (the server's multi-instance tests).
+// directory, nothing persisted.
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
-import { createConnection, createServer } from "node:net"
+import { createConnection } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import { freePort } from "./ports.js"
 
 export interface RedisServer {
   readonly port: number
@@ -16,16 +17,6 @@ export interface RedisServer {
   /** Stops it for good and removes its directory. */
   readonly dispose: () => Promise<void>
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 
 /** Resolves once the server answers PING with PONG. */
 const answers = (port: number) =>

@@ -1,0 +1,8 @@
+export { freePort } from "./ports.js"
+export {
+  type Cluster as PostgresCluster,
+  scoped as scopedPostgresCluster,
+  startCluster as startPostgresCluster
+} from "./postgres.js"
+export { type RedisServer, startRedisServer } from "./redis.js"
+export { scopedTempDir, type TempDir, tempDir } from "./tempDir.js"
