@@ -16,6 +16,23 @@ export interface OutboundAttachment {
   readonly filename: string
   readonly contentType: string
   readonly content: Uint8Array
+  /**
+   * Set for an inline part that the HTML references as `cid:{contentId}`: it is sent with this
+   * `Content-ID` and `Content-Disposition: inline`, not as a download.
+   */
+  readonly contentId?: string
+}
+
+/** A custom header, already checked by core: a name it does not own, a value without line breaks. */
+export interface Header {
+  readonly name: string
+  readonly value: string
+}
+
+/** A tag of the message: ASCII letters, digits, `_` and `-` in both, at most 256 characters each. */
+export interface Tag {
+  readonly name: string
+  readonly value: string
 }
 
 /** A message ready to send: addresses validated, attachments loaded. */
@@ -29,6 +46,14 @@ export interface OutboundEmail {
   readonly html?: string
   readonly text?: string
   readonly attachments: ReadonlyArray<OutboundAttachment>
+  /**
+   * Custom headers, in order, written as given (`List-Unsubscribe` and `List-Unsubscribe-Post` among
+   * them), inside the DKIM signature where the provider signs. Core refuses the headers it owns
+   * (From, To, Subject, Message-ID, MIME-*, Content-*...) before a provider sees them.
+   */
+  readonly headers?: ReadonlyArray<Header>
+  /** The caller's tags, passed to the vendor where it has them (SES `EmailTags`, Postmark `Tag` and `Metadata`). */
+  readonly tags?: ReadonlyArray<Tag>
   /**
    * Name -> value pairs the provider carries with the message and hands back on each of its delivery
    * events (SES `EmailTags`, Postmark `Metadata`, the outbox's `X-Mailroom-*` headers), so an event finds
