@@ -72,6 +72,13 @@ export type Unrouted = Omit<MailEvent, "organization_id"> & { readonly organizat
  */
 export const organizationKey = "mailroom-org"
 
+/**
+ * The metadata name under which core's Mailer records the message's own id (the `message_id` the API
+ * answered), so that a provider's events name the message as the caller knows it: the outbox names
+ * its file after it; SES tags and Postmark metadata carry it back on each event.
+ */
+export const messageKey = "mailroom-message"
+
 /** `value` as an ISO 8601 UTC instant, or `fallback` when it is missing or not a date. */
 export const instant = (value: unknown, fallback: Date): string => {
   const date = typeof value === "string" || typeof value === "number" ? new Date(value) : undefined

@@ -3,7 +3,7 @@
 // list or a paused account.
 import { mkdir, rm } from "node:fs/promises"
 import * as path from "node:path"
-import { EmailProvider, MailEvent, MailEvents, ProviderError } from "@mailroom/core"
+import { EmailProvider, MailEvent, MailEvents, MessageLog, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Effect, Layer, Option } from "effect"
 import type MailComposerClass from "nodemailer/lib/mail-composer"
@@ -11,7 +11,6 @@ import * as Errors from "./internal/errors.js"
 import * as Mime from "./internal/mime.js"
 import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
-import * as Uuid from "./internal/uuid.js"
 
 export interface Sandbox {
   /** Acts out a provider account in its sandbox: only `verifiedRecipients` may receive mail. */
@@ -264,7 +263,8 @@ const build = (
           })
         )
       }
-      const messageId = Uuid.v7()
+      // Mailroom's own id when core gave one (the file is then named as the API answered), else a new one.
+      const messageId = email.metadata?.[MailEvent.messageKey] ?? MessageLog.makeId()
       const { raw, sidecar } = yield* render(email, messageId)
       if (raw.byteLength > limits.maxMessageBytes) {
         return yield* fail(
