@@ -121,7 +121,8 @@ export const makeMemory = (options: MemoryOptions = {}): MemoryEmailProvider => 
     sent,
     send: (email) =>
       Effect.gen(function* () {
-        const messageId = randomUUID()
+        // Mailroom's id when core gave one, so the record and the API answer name the same message.
+        const messageId = email.metadata?.[MailEvent.messageKey] ?? randomUUID()
         // A deep copy: the record stays what was sent when the caller reuses its arrays or buffers.
         sent.push({ messageId, email: structuredClone(email) })
         if (options.events !== undefined) {
