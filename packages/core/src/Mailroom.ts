@@ -8,9 +8,11 @@ import type * as MailEvent from "./MailEvent.js"
 import * as MailEvents from "./MailEvents.js"
 import * as Mailer from "./Mailer.js"
 import { type NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
+import * as MessageLog from "./MessageLog.js"
 import type { ObjectStore } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import type * as SendRateLimiter from "./SendRateLimiter.js"
+import * as Suppressions from "./Suppressions.js"
 import type * as Wire from "./Wire.js"
 
 /** The layers to build on; `E` is whatever building them can fail with (a `ConfigError` from `layerConfig`). */
@@ -20,6 +22,11 @@ export interface Options<E = never> {
   readonly organizations: Layer.Layer<Organizations, E>
   /** Default: in memory, for a single instance. */
   readonly idempotency?: Layer.Layer<IdempotencyStore.IdempotencyStore, E>
+  /**
+   * Where messages are recorded and suppressions kept (`@mailroom/sql` on SQLite or PostgreSQL).
+   * Default: in memory, forgotten on restart.
+   */
+  readonly messages?: Layer.Layer<MessageLog.MessageLog | Suppressions.Suppressions, E>
   /**
    * Where delivery events go. Default `MailEvents.layer()`: in-process subscribers only;
    * `WebhookDelivery.layer(...)` also delivers them to each organisation's webhook URL.
@@ -43,14 +50,20 @@ export type Services =
   | EmailProvider
   | IdempotencyStore.IdempotencyStore
   | MailEvents.MailEvents
+  | MessageLog.MessageLog
+  | Suppressions.Suppressions
 
 /**
  * Mailer and Attachments from the given provider, store and organisations. The provider is given the
  * same `MailEvents`, so a provider that reports deliveries itself (the outbox) publishes them there.
  */
 export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> => {
-  const events = (options.events ?? MailEvents.layer()).pipe(Layer.provide(options.organizations))
+  const messages = options.messages ?? Layer.merge(MessageLog.layerMemory(), Suppressions.layerMemory())
+  const events = (options.events ?? MailEvents.layer()).pipe(
+    Layer.provide(Layer.merge(options.organizations, messages))
+  )
   const base = Layer.mergeAll(
+    messages,
     options.provider.pipe(Layer.provide(events)),
     options.store,
     options.organizations,

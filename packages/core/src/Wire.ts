@@ -7,6 +7,16 @@ import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
 import { commonSend } from "./internal/sendDecode.js"
 import {
+  contentIdPattern,
+  headerNamePattern,
+  isUnsubscribeUrl,
+  maxHeaders,
+  maxTags,
+  ownedHeader,
+  ownedHeaderPattern,
+  tagPattern
+} from "./internal/sendExtras.js"
+import {
   atMostCharacters,
   blank,
   controlExceptTab,
@@ -145,12 +155,92 @@ export const EmailBody = Schema.Struct({
   )
 )
 
+/** A Content-ID without its angle brackets: the `cid:` the HTML names the inline part by. */
+export const ContentId = Schema.String.pipe(
+  Schema.check(
+    rule(
+      (s: string) => contentIdPattern.test(s),
+      "must be 1 to 200 letters, digits and the characters . _ - @ + = ! # $ % & ' * / ? ^ ` { | } ~",
+      { pattern: contentIdPattern.source }
+    )
+  )
+)
+
 export const EmailAttachment = Schema.Struct({
   filename: headerText(255, true),
   key: StorageKey,
-  content_type: Schema.optionalKey(ContentType)
+  content_type: Schema.optionalKey(ContentType),
+  /** Makes the file an inline part that the HTML shows as `<img src="cid:{content_id}">`. */
+  content_id: Schema.optionalKey(ContentId)
 })
 export type EmailAttachment = typeof EmailAttachment.Type
+
+const tagText = rule((s: string) => tagPattern.test(s), "must be 1 to 256 ASCII letters, digits, _ or -", {
+  pattern: tagPattern.source
+})
+
+/** A tag of the message: stored with its record, passed to the vendor, carried on its events. */
+export const EmailTag = Schema.Struct({
+  name: Schema.String.pipe(Schema.check(tagText)),
+  value: Schema.String.pipe(Schema.check(tagText))
+}).annotate({ identifier: "EmailTag" })
+
+const Tags = Schema.Array(EmailTag).pipe(
+  Schema.check(
+    rule((a: ReadonlyArray<unknown>) => a.length <= maxTags, `must contain at most ${maxTags} tags`, {
+      maxItems: maxTags
+    }),
+    rule(
+      (a: ReadonlyArray<{ readonly name: string }>) => new Set(a.map((t) => t.name)).size === a.length,
+      "must not name a tag twice",
+      { uniqueItems: true }
+    )
+  )
+)
+
+/**
+ * Custom headers, `{"X-Campaign": "spring"}`: a field name of visible ASCII without `:`, a value of
+ * header text. The headers mailroom writes itself are refused by name (`ownedHeader`).
+ */
+const Headers = Schema.Record(Schema.String, headerText(998, false)).pipe(
+  Schema.check(
+    Schema.makeFilter(
+      (headers: Readonly<Record<string, string>>) =>
+        Object.keys(headers).flatMap((name) =>
+          !headerNamePattern.test(name)
+            ? [{ path: [name], issue: "must be a header name of 1 to 76 visible ASCII characters, no colon" }]
+            : ownedHeader(name)
+              ? [{ path: [name], issue: "is a header mailroom writes itself; use the request's own field" }]
+              : []
+        ),
+      {
+        toJsonSchema: () => ({
+          propertyNames: { pattern: headerNamePattern.source, not: { pattern: ownedHeaderPattern } }
+        })
+      }
+    ),
+    rule(
+      (h: Readonly<Record<string, string>>) => Object.keys(h).length <= maxHeaders,
+      `must contain at most ${maxHeaders} headers`,
+      { maxProperties: maxHeaders }
+    )
+  )
+)
+
+/** RFC 8058 one-click unsubscribe: `List-Unsubscribe` with these, and `List-Unsubscribe-Post`. */
+export const Unsubscribe = Schema.Struct({
+  /** Where a mail client POSTs `List-Unsubscribe=One-Click`: an https URL. */
+  url: Schema.String.pipe(
+    Schema.check(
+      rule(isUnsubscribeUrl, "must be an https URL of at most 2048 characters", {
+        format: "uri",
+        maxLength: 2048,
+        pattern: "^https://"
+      })
+    )
+  ),
+  mailto: Schema.optionalKey(EmailAddress)
+}).annotate({ identifier: "Unsubscribe" })
 
 export const SendEmailRequest = Schema.Struct({
   from: EmailAddress,
@@ -161,7 +251,10 @@ export const SendEmailRequest = Schema.Struct({
   reply_to: Schema.optionalKey(recipients(false)),
   subject: headerText(998, true),
   body: EmailBody,
-  attachments: Schema.optionalKey(list(EmailAttachment))
+  attachments: Schema.optionalKey(list(EmailAttachment)),
+  tags: Schema.optionalKey(Tags),
+  headers: Schema.optionalKey(Headers),
+  unsubscribe: Schema.optionalKey(Unsubscribe)
 }).annotate({ identifier: "SendEmailRequest" })
 export type SendEmailRequest = typeof SendEmailRequest.Type
 
@@ -173,7 +266,8 @@ export const InProcessAttachment = Schema.Struct({
   filename: headerText(255, true),
   key: Schema.optionalKey(StorageKey),
   content: Schema.optionalKey(Schema.Union([Schema.Uint8Array, Schema.String])),
-  content_type: Schema.optionalKey(ContentType)
+  content_type: Schema.optionalKey(ContentType),
+  content_id: Schema.optionalKey(ContentId)
 }).pipe(
   Schema.check(
     Schema.makeFilter(
@@ -199,7 +293,9 @@ export const SendEmailResponse = Schema.Struct({
   from: Schema.String,
   to: Schema.Array(Schema.String),
   subject: Schema.String,
-  attachments: Schema.Array(Schema.String)
+  attachments: Schema.Array(Schema.String),
+  /** The recipients dropped because the organisation suppressed them; absent when none was. */
+  suppressed: Schema.optionalKey(Schema.Array(Schema.String))
 }).annotate({ identifier: "SendEmailResponse" })
 export type SendEmailResponse = typeof SendEmailResponse.Type
 

@@ -105,7 +105,14 @@ for (const [transport, start] of Object.entries(transports)) {
         { ...message, body: { html: "<p>x</p>" } },
         { ...message, attachments: [] },
         { ...message, attachments: [{ ...attachment, filename: `${"é".repeat(251)}.pdf` }] },
-        { ...message, attachments: [{ ...attachment, content_type: 'text/plain; charset="utf-8"' }] }
+        { ...message, attachments: [{ ...attachment, content_type: 'text/plain; charset="utf-8"' }] },
+        {
+          ...message,
+          tags: [{ name: "kind", value: "welcome-2" }],
+          headers: { "X-Campaign": "spring", "In-Reply-To": "<a@b>" }
+        },
+        { ...message, unsubscribe: { url: "https://acme.example/u?id=1", mailto: "unsub@acme.example" } },
+        { ...message, body: { html: '<img src="cid:logo">' }, attachments: [{ ...attachment, content_id: "logo" }] }
       ]
       for (const body of accepted) {
         assert.isTrue(contract.acceptsBody("POST", "/emails", body), JSON.stringify(body))
@@ -125,7 +132,16 @@ for (const [transport, start] of Object.entries(transports)) {
         { ...message, body: { html: "", text: "" } },
         { ...message, attachments: [{ ...attachment, content_type: "pdf" }] },
         { ...message, attachments: [{ ...attachment, filename: "" }] },
-        { ...message, replyTo: ["a@acme.example"] }
+        { ...message, replyTo: ["a@acme.example"] },
+        { ...message, tags: [{ name: "a b", value: "x" }] },
+        { ...message, tags: Array.from({ length: 11 }, (_, i) => ({ name: `t${i}`, value: "v" })) },
+        { ...message, headers: { Subject: "x" } },
+        { ...message, headers: { "content-TYPE": "x" } },
+        { ...message, headers: { "X-Mailroom-Organization": "org_globex" } },
+        { ...message, headers: { "X-A": "a\nBcc: x@example.com" } },
+        { ...message, headers: { "Bad Name": "x" } },
+        { ...message, unsubscribe: { url: "http://acme.example/u" } },
+        { ...message, attachments: [{ ...attachment, content_id: "a b" }] }
       ]
       for (const body of refused) {
         assert.isFalse(contract.acceptsBody("POST", "/emails", body), JSON.stringify(body))

@@ -5,6 +5,14 @@ export interface EmailAttachment {
   readonly filename: string
   readonly key: string
   readonly content_type?: string
+  /** Makes the file an inline part the HTML shows as `cid:{content_id}`. */
+  readonly content_id?: string
+}
+
+/** A tag of the message: ASCII letters, digits, `_` and `-`, at most 256 characters each. */
+export interface EmailTag {
+  readonly name: string
+  readonly value: string
 }
 
 export interface SendEmailRequest {
@@ -17,6 +25,12 @@ export interface SendEmailRequest {
   readonly subject: string
   readonly body: { readonly html?: string; readonly text?: string }
   readonly attachments?: ReadonlyArray<EmailAttachment>
+  /** At most 10; stored with the message and carried on its events. */
+  readonly tags?: ReadonlyArray<EmailTag>
+  /** Custom headers; the ones mailroom writes itself (From, Subject, Content-*...) are refused. */
+  readonly headers?: { readonly [name: string]: string }
+  /** RFC 8058 one-click unsubscribe: `List-Unsubscribe` and `List-Unsubscribe-Post`. */
+  readonly unsubscribe?: { readonly url: string; readonly mailto?: string }
 }
 
 export interface SendEmailResponse {
@@ -25,6 +39,8 @@ export interface SendEmailResponse {
   readonly to: ReadonlyArray<string>
   readonly subject: string
   readonly attachments: ReadonlyArray<string>
+  /** The recipients dropped because they are suppressed; absent when none was. */
+  readonly suppressed?: ReadonlyArray<string>
 }
 
 export interface PresignRequest {

@@ -190,7 +190,8 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
         return {
           filename: a?.filename ?? "",
           contentType: a?.content_type ?? (loaded.info.contentType || "application/octet-stream"),
-          content: loaded.content
+          content: loaded.content,
+          ...(a?.content_id === undefined ? {} : { contentId: a.content_id })
         }
       })
     })
