@@ -71,6 +71,15 @@ export interface Limits {
   readonly maxMessageBytes: number
   /** Lower-case, without the dot: `["exe", "bat"]`. */
   readonly forbiddenExtensions: ReadonlyArray<string>
+  /** The most custom headers (`OutboundEmail.headers`) a message may carry. Default: no limit of the provider's own. */
+  readonly maxCustomHeaders?: number
+  /** The most caller's tags (`OutboundEmail.tags`, not core's metadata) a message may carry. Default: no limit of the provider's own. */
+  readonly maxTags?: number
+  /**
+   * Custom header names the vendor writes itself and refuses from the caller, compared without case
+   * (SES: `Reply-To`, `Return-Path`...). Default: none beyond those core owns.
+   */
+  readonly forbiddenHeaders?: ReadonlyArray<string>
 }
 
 export interface SendResult {
