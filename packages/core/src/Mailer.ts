@@ -304,7 +304,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     idempotencyKey?: string
   ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
     const problems = attachments.staticProblems(principal, request)
-    problems.errors.push(...SendExtras.problems(request))
+    problems.errors.push(...SendExtras.problems(request, provider.limits))
     // A request that fails anyway reports every validation problem first, as it always has.
     const checked =
       problems.errors.length > 0

@@ -227,7 +227,12 @@ describe("tags, headers, unsubscribe and inline parts", () => {
         { unsubscribe: { url: "https://acme.example/u" }, headers: { "List-Unsubscribe": "<mailto:x@y.example>" } },
         "headers.List-Unsubscribe: is written from unsubscribe; give one or the other"
       ],
-      [{ body: { html: '<img src="cid:missing">' } }, "body.html: references cid:missing, which no attachment has"]
+      [{ body: { html: '<img src="cid:missing">' } }, "body.html: references cid:missing, which no attachment has"],
+      [
+        { tags: [{ name: "mailroom-org", value: "org_globex" }] },
+        "tags[0].name: mailroom-org is reserved for mailroom"
+      ],
+      [{ headers: { "Return-Path": "x@evil.example" } }, "headers.Return-Path: is a header mailroom writes itself"]
     ]
     return Effect.gen(function* () {
       for (const [fields, expected] of cases) {
@@ -240,6 +245,37 @@ describe("tags, headers, unsubscribe and inline parts", () => {
         )
       }
       assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
+describe("the provider's declared limits on headers and tags", () => {
+  it.effect("more headers or tags than the provider takes, or a header it writes, is a 400 before any call", () => {
+    const memory = EmailProvider.makeMemory({
+      limits: { ...EmailProvider.memoryLimits, maxCustomHeaders: 3, maxTags: 1, forbiddenHeaders: ["Importance"] }
+    })
+    const world = makeWorld({ provider: memory })
+    return Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        send(
+          request({
+            headers: { "X-A": "1", Importance: "high" },
+            unsubscribe: { url: "https://acme.example/u" },
+            tags: [
+              { name: "a", value: "1" },
+              { name: "b", value: "2" }
+            ]
+          })
+        )
+      )
+      assert.strictEqual(error._tag, "ValidationError")
+      if (error._tag !== "ValidationError") return
+      assert.deepStrictEqual(error.errors, [
+        "headers: the message has 4 custom headers (unsubscribe writes 2); the provider accepts at most 3",
+        "headers.Importance: is not accepted by the provider",
+        "tags: the message has 2 tags; the provider accepts at most 1"
+      ])
+      assert.strictEqual(memory.sent.length, 0)
     }).pipe(Effect.provide(world.layer))
   })
 })

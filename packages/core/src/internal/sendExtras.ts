@@ -1,6 +1,7 @@
 // The optional parts of a send beyond the spec's fields: tags, custom headers, RFC 8058 unsubscribe
 // and inline parts; their rules, the headers they become, and the checks that span several fields.
-import type { Header } from "../EmailProvider.js"
+import type { Header, Limits } from "../EmailProvider.js"
+import { messageKey, organizationKey } from "../MailEvent.js"
 
 export const maxTags = 10
 export const maxHeaders = 20
@@ -81,17 +82,49 @@ const cidReferences = (html: string): ReadonlyArray<string> => {
   return [...found]
 }
 
+/** Tag names core writes itself on every message (its metadata): a caller's tag may not take them. */
+const reservedTags = new Set([organizationKey, messageKey].map((name) => name.toLowerCase()))
+
+/** What the provider's declared limits refuse among the headers and tags. */
+const limitProblems = (
+  request: Extras & { readonly tags?: ReadonlyArray<{ readonly name: string }> },
+  limits: Limits
+): ReadonlyArray<string> => {
+  const errors: Array<string> = []
+  const headers = headersOf(request)
+  if (limits.maxCustomHeaders !== undefined && headers.length > limits.maxCustomHeaders) {
+    errors.push(
+      `headers: the message has ${headers.length} custom headers (unsubscribe writes 2); the provider accepts at most ${limits.maxCustomHeaders}`
+    )
+  }
+  const forbidden = new Set((limits.forbiddenHeaders ?? []).map((name) => name.toLowerCase()))
+  for (const name of Object.keys(request.headers ?? {})) {
+    if (forbidden.has(name.toLowerCase())) errors.push(`headers.${name}: is not accepted by the provider`)
+  }
+  const tags = request.tags ?? []
+  tags.forEach((tag, i) => {
+    if (reservedTags.has(tag.name.toLowerCase())) errors.push(`tags[${i}].name: ${tag.name} is reserved for mailroom`)
+  })
+  if (limits.maxTags !== undefined && tags.length > limits.maxTags) {
+    errors.push(`tags: the message has ${tags.length} tags; the provider accepts at most ${limits.maxTags}`)
+  }
+  return errors
+}
+
 /**
- * The problems that span several fields: a `cid:` in the HTML that no attachment has, a content id
- * given twice, headers that `unsubscribe` writes given as well.
+ * The problems that span several fields or need the provider's limits: a `cid:` in the HTML that no
+ * attachment has, a content id given twice, headers that `unsubscribe` writes given as well, more
+ * headers or tags than the provider takes, a header it writes itself, a tag name core uses.
  */
 export const problems = (
   request: Extras & {
     readonly body: { readonly html?: string }
     readonly attachments?: ReadonlyArray<{ readonly content_id?: string }>
-  }
+    readonly tags?: ReadonlyArray<{ readonly name: string }>
+  },
+  limits: Limits
 ): ReadonlyArray<string> => {
-  const errors: Array<string> = []
+  const errors: Array<string> = [...limitProblems(request, limits)]
   const ids = new Map<string, number>()
   request.attachments?.forEach((a, i) => {
     if (a.content_id === undefined) return
