@@ -2,7 +2,7 @@
 // handler retried, a consumer's lock expiring after its process dies, and two consumers on one file
 // never holding the same message at once.
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Clock, Deferred, type Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { PersistedQueue } from "effect/persistence"
 import { SqliteClient } from "../src/index.js"
 import { child, failure, tempFile } from "./support.js"
@@ -10,7 +10,7 @@ import { child, failure, tempFile } from "./support.js"
 /** A consumer: a queue factory with its SQL store on a client of its own (one connection) on `filename`. */
 const consumer = (filename: string) =>
   PersistedQueue.layer.pipe(
-    Layer.provide(PersistedQueue.layerStoreSql({ pollInterval: "50 millis", lockExpiration: "1 second" })),
+    Layer.provide(PersistedQueue.layerStoreSql({ pollInterval: "50 millis", lockExpiration: "2 seconds" })),
     Layer.provide(SqliteClient.layer({ filename }))
   )
 
@@ -19,7 +19,7 @@ const jobs = PersistedQueue.make({ name: "jobs", schema: Schema.String })
 /** Runs `effect` as a consumer of its own on `filename`. */
 const as = <A, E, R>(filename: string, effect: Effect.Effect<A, E, R>) => Effect.provide(effect, consumer(filename))
 
-const nothingWithin = (queue: PersistedQueue.PersistedQueue<string>, window: "1500 millis") =>
+const nothingWithin = (queue: PersistedQueue.PersistedQueue<string>, window: Duration.Input) =>
   Effect.map(Effect.timeoutOption(queue.take(Effect.succeed), window), Option.isNone)
 
 describe("PersistedQueue on SQLite", () => {
@@ -87,7 +87,7 @@ describe("PersistedQueue on SQLite", () => {
           const crashing = yield* child(["consume", filename])
           assert.strictEqual(yield* crashing.line("taken"), "taken job-1 1")
           // Longer than the lock's expiry: the living consumer keeps renewing it.
-          assert.isTrue(yield* nothingWithin(queue, "1500 millis"))
+          assert.isTrue(yield* nothingWithin(queue, "3 seconds"))
           crashing.process.kill("SIGKILL")
           yield* crashing.exited
           const again = yield* queue.take((value, meta) => Effect.succeed({ value, ...meta }))
