@@ -386,7 +386,11 @@ describe("Mailer.send", () => {
       const inner = scripted([limited, "ok", "ok", "ok"])
       const provider: EmailProvider.EmailProvider = {
         ...inner,
-        send: (email) => Effect.andThen(Effect.sync(() => keys.push(email.idempotencyKey)), inner.send(email))
+        send: (email) =>
+          Effect.andThen(
+            Effect.sync(() => keys.push(email.idempotencyKey)),
+            inner.send(email)
+          )
       }
       return Effect.gen(function* () {
         const fiber = yield* Effect.forkChild(send(acme, request(), { idempotencyKey: "order-42" }))
