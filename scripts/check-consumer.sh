@@ -8,6 +8,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 names=()
 for dir in packages/*/; do
+  # Private packages (@mailroom/test-support) are never published.
+  node -e 'process.exit(JSON.parse(require("fs").readFileSync(process.argv[1])).private ? 1 : 0)' "$dir/package.json" || continue
   (cd "$dir" && pnpm pack --pack-destination "$work/packs" >/dev/null)
   names+=("@mailroom/$(basename "$dir")")
 done
