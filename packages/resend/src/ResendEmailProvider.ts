@@ -1,7 +1,6 @@
 // mailroom's EmailProvider on Resend's HTTP API: one `POST /emails` per message, with Resend's limits
 // declared so core refuses what Resend would refuse, and every answer translated into core's reasons.
-// Plain `fetch`, not the `resend` package: it swallows the transport error (a refused connection and one
-// reset after the request went out look alike), takes no fetch or abort signal, and logs to console.
+// `fetch`, not the `resend` package, which drops the transport error a retry decision needs (README).
 import { EmailProvider, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, type Duration, Effect, Layer } from "effect"
