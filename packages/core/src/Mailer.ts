@@ -92,6 +92,13 @@ type Request = Wire.InProcessSendRequest
 
 const fingerprintOf = (request: Request) => createHash("sha256").update(canonical(request)).digest("hex")
 
+/**
+ * The key a provider hands its vendor for a caller's Idempotency-Key: a digest of the organisation and
+ * the key, since organisations share the vendor account and may pick the same keys.
+ */
+const providerKeyOf = (orgId: string, key: string) =>
+  `mailroom-${createHash("sha256").update(`${orgId}\u0000${key}`).digest("hex")}`
+
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const provider = MailroomMetrics.instrument(yield* EmailProvider)
   // Optional: with one in context, every attempt first takes a token per recipient from it.
@@ -188,7 +195,11 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   // The hot path of every send: plain functions and a few Effect steps, no generators, so that what
   // mailroom adds to a provider call stays small beside the call itself.
-  const deliver = (principal: Principal, request: Request): Effect.Effect<Wire.SendEmailResponse, SendError> => {
+  const deliver = (
+    principal: Principal,
+    request: Request,
+    idempotencyKey?: string
+  ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
     const problems = attachments.staticProblems(principal, request)
     // A request that fails anyway reports every validation problem first, as it always has.
     const checked =
@@ -212,7 +223,8 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         ...(request.body.text ? { text: request.body.text } : {}),
         attachments: loaded,
         // The provider hands it back with each delivery event, which finds its organisation by it.
-        metadata: { [organizationKey]: principal.orgId }
+        metadata: { [organizationKey]: principal.orgId },
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey: providerKeyOf(principal.orgId, idempotencyKey) })
       })
     // Attachment bytes are held in the memory budget until the provider has answered.
     const sent =
@@ -262,7 +274,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
             })
         }
       }
-      return yield* deliver(principal, request).pipe(
+      return yield* deliver(principal, request, scope.key).pipe(
         Effect.onExit((exit) => {
           if (Exit.isSuccess(exit))
             return recorded(idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }))

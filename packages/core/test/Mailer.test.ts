@@ -380,6 +380,34 @@ describe("Mailer.send", () => {
       }).pipe(Effect.provide(makeWorld({ provider }).layer))
     })
 
+    it.effect("the provider gets a key per organisation and caller key, the same on every attempt", () => {
+      const keys: Array<string | undefined> = []
+      const limited = new ProviderError.RateLimited({ message: "slow down" })
+      const inner = scripted([limited, "ok", "ok", "ok"])
+      const provider: EmailProvider.EmailProvider = {
+        ...inner,
+        send: (email) =>
+          Effect.andThen(
+            Effect.sync(() => keys.push(email.idempotencyKey)),
+            inner.send(email)
+          )
+      }
+      return Effect.gen(function* () {
+        const fiber = yield* Effect.forkChild(send(acme, request(), { idempotencyKey: "order-42" }))
+        yield* TestClock.adjust("10 seconds")
+        yield* Fiber.join(fiber)
+        yield* send(globex, request({ from: "a@globex.example" }), { idempotencyKey: "order-42" })
+        yield* send(acme, request({ subject: "No key" }))
+        const [first, retry, other, none] = keys
+        assert.strictEqual(keys.length, 4)
+        assert.match(first ?? "", /^mailroom-[0-9a-f]{64}$/)
+        assert.strictEqual(retry, first)
+        assert.notStrictEqual(other, first)
+        assert.notInclude(first ?? "", "order-42")
+        assert.isUndefined(none)
+      }).pipe(Effect.provide(makeWorld({ provider }).layer))
+    })
+
     it.effect("the same key with another request is a Conflict; keys are per organisation", () => {
       const provider = scripted(["ok"])
       return Effect.gen(function* () {
