@@ -61,6 +61,14 @@ export interface OutboundEmail {
    * organisation. Names are letters, digits, `_` and `-` (at most 20); values are printable ASCII (at most 80).
    */
   readonly metadata?: Readonly<Record<string, string>>
+  /**
+   * The same for every attempt at this message, never the same for two messages: core's Mailer
+   * derives it from the organisation and the caller's `Idempotency-Key` when one was sent, else from
+   * the message's own id. A provider whose vendor de-duplicates sends by key (Resend's
+   * `Idempotency-Key` header) passes it on, so the vendor too takes a retried attempt once. 1 to 256
+   * visible ASCII characters.
+   */
+  readonly idempotencyKey?: string
 }
 
 /** What a provider accepts, so core can refuse a message with a clear 400 before calling the vendor. */

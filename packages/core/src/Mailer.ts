@@ -97,6 +97,13 @@ type Request = Wire.InProcessSendRequest
 
 const fingerprintOf = (request: Request) => createHash("sha256").update(canonical(request)).digest("hex")
 
+/**
+ * The key a provider hands its vendor for a caller's Idempotency-Key: a digest of the organisation and
+ * the key, since organisations share the vendor account and may pick the same keys.
+ */
+const providerKeyOf = (orgId: string, key: string) =>
+  `mailroom-${createHash("sha256").update(`${orgId}\u0000${key}`).digest("hex")}`
+
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const provider = MailroomMetrics.instrument(yield* EmailProvider)
   // Optional: with one in context, every attempt first takes a token per recipient from it.
@@ -218,7 +225,8 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     id: string,
     request: Request,
     addressed: SendRecord.Addressed,
-    loaded: ReadonlyArray<OutboundAttachment>
+    loaded: ReadonlyArray<OutboundAttachment>,
+    callerKey: string | undefined
   ): OutboundEmail => {
     const headers = SendExtras.headersOf(request)
     return {
@@ -237,7 +245,10 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       ...(headers.length === 0 ? {} : { headers }),
       ...(request.tags === undefined || request.tags.length === 0 ? {} : { tags: request.tags }),
       // The provider hands both back with each delivery event, which finds its record by them.
-      metadata: { [organizationKey]: principal.orgId, [messageKey]: id }
+      metadata: { [organizationKey]: principal.orgId, [messageKey]: id },
+      // A vendor that de-duplicates by key sends each message once: under the caller's key when it
+      // gave one (a retry after a restart is then one message to the vendor too), else the message's id.
+      idempotencyKey: callerKey === undefined ? `mailroom-${id}` : providerKeyOf(principal.orgId, callerKey)
     }
   }
 
@@ -263,7 +274,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         })
       )
     )
-    const sent = sendWithRetries(outbound(principal, id, request, addressed, loaded)).pipe(
+    const sent = sendWithRetries(outbound(principal, id, request, addressed, loaded, idempotencyKey)).pipe(
       Effect.onExit((exit) => settle(id, SendRecord.outcomeOf(provider.name, exit)))
     )
     return Effect.andThen(

@@ -382,6 +382,39 @@ describe("Mailer.send", () => {
       }).pipe(Effect.provide(makeWorld({ provider }).layer))
     })
 
+    it.effect(
+      "the provider gets a key per organisation and caller key, else per message, the same on every attempt",
+      () => {
+        const keys: Array<string | undefined> = []
+        const limited = new ProviderError.RateLimited({ message: "slow down" })
+        const inner = scripted([limited, "ok", "ok", "ok"])
+        const provider: EmailProvider.EmailProvider = {
+          ...inner,
+          send: (email) =>
+            Effect.andThen(
+              Effect.sync(() => keys.push(email.idempotencyKey)),
+              inner.send(email)
+            )
+        }
+        const world = makeWorld({ provider })
+        return Effect.gen(function* () {
+          const fiber = yield* Effect.forkChild(send(acme, request(), { idempotencyKey: "order-42" }))
+          yield* TestClock.adjust("10 seconds")
+          yield* Fiber.join(fiber)
+          yield* send(globex, request({ from: "a@globex.example" }), { idempotencyKey: "order-42" })
+          yield* send(acme, request({ subject: "No key" }))
+          const [first, retry, other, none] = keys
+          assert.strictEqual(keys.length, 4)
+          assert.match(first ?? "", /^mailroom-[0-9a-f]{64}$/)
+          assert.strictEqual(retry, first)
+          assert.notStrictEqual(other, first)
+          assert.notInclude(first ?? "", "order-42")
+          const records = (yield* world.log.list(acme.orgId, { limit: 10 })).data
+          assert.strictEqual(none, `mailroom-${records[0]?.id}`, "without a caller's key, the message's own id")
+        }).pipe(Effect.provide(world.layer))
+      }
+    )
+
     it.effect("the same key with another request is a Conflict; keys are per organisation", () => {
       const provider = scripted(["ok"])
       return Effect.gen(function* () {

@@ -2,7 +2,7 @@
 // authenticate, and a chunked one (no Content-Length to refuse up front) over the limit. The client
 // writes each byte itself, so a server that waited for the body would never answer.
 import { type ClientRequest, request as httpRequest } from "node:http"
-import type { Socket } from "node:net"
+import { connect, type Socket } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { MailroomHandler } from "../src/index.js"
 import { keys, makeWorld, type Running, transports } from "./world.js"
@@ -88,6 +88,42 @@ for (const [transport, start] of Object.entries(transports)) {
           request.destroy()
           assert.deepStrictEqual(answer, { status: 401, body: unauthorized }, `${method} ${path}`)
         }
+      }
+    })
+
+    it("a Content-Length over the limit is a 413 before any byte of the body is sent", async () => {
+      for (const [path, headers, body] of [
+        ["/emails", `x-api-key: ${keys.acme}`, { error: `the body is larger than ${limit} bytes` }],
+        [
+          "/v1/attachments/presign",
+          `authorization: Bearer ${keys.acmeToken}`,
+          { message: `the body is larger than ${limit} bytes` }
+        ]
+      ] as const) {
+        const { hostname, port } = new URL(server.url)
+        const socket = connect(Number(port), hostname)
+        const received: Array<Buffer> = []
+        socket.on("data", (chunk: Buffer) => received.push(chunk))
+        const answered = new Promise<string>((resolve, reject) => {
+          socket.on("data", () => {
+            const text = Buffer.concat(received).toString("utf8")
+            const end = text.indexOf("\r\n\r\n")
+            const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1] ?? Number.NaN)
+            if (end >= 0 && Buffer.byteLength(text.slice(end + 4)) >= length) resolve(text)
+          })
+          socket.on("error", reject)
+        })
+        // The headers only: the body is never written, so a server waiting for it would never answer.
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nhost: ${hostname}\r\n${headers}\r\ncontent-type: application/json\r\ncontent-length: ${2 * limit}\r\n\r\n`
+        )
+        const answer = await within(
+          5000,
+          answered,
+          `answer to ${path} with only its headers sent (a Content-Length over the limit must be a 413 before any byte of the body is read)`
+        ).finally(() => socket.destroy())
+        assert.match(answer, /^HTTP\/1\.1 413 /, path)
+        assert.strictEqual(answer.slice(answer.indexOf("\r\n\r\n") + 4), JSON.stringify(body), path)
       }
     })
 

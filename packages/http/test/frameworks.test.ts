@@ -2,6 +2,7 @@
 // text(), body-parser), and mounted at the root beside the app's own routes: what a client sees.
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { gzipSync } from "node:zlib"
 import bodyParser from "body-parser"
 import express, { type RequestHandler } from "express"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -195,6 +196,48 @@ describe("mounted at the root of an Express app", () => {
       })
     } finally {
       await close()
+    }
+  })
+})
+
+describe("behind express.json() with a limit above mailroom's", () => {
+  it("a 5 MB JSON body the parser read first is still a 413 from mailroom, chunked or compressed", async () => {
+    const world = makeWorld()
+    const mailroom = MailroomHandler.fromLayer(world.layer, { logError: (m) => world.control.logged.push(m) })
+    const app = express()
+    app.use(express.json({ limit: "10mb" }))
+    app.use(mailroom.node)
+    const server = await listen(app)
+    const body = JSON.stringify({ ...message, body: { text: "x".repeat(5 * 1024 * 1024) } })
+    // Neither request declares a Content-Length over the limit: only the parsed body shows its size.
+    const requests: Record<string, RequestInit> = {
+      chunked: {
+        body: new Blob([body]).stream(),
+        duplex: "half",
+        headers: { "x-api-key": keys.acme, "content-type": "application/json" }
+      } as RequestInit,
+      gzip: {
+        body: gzipSync(body),
+        headers: { "x-api-key": keys.acme, "content-type": "application/json", "content-encoding": "gzip" }
+      }
+    }
+    try {
+      for (const [framing, init] of Object.entries(requests)) {
+        const answer = await fetch(`${server.url}/emails`, {
+          method: "POST",
+          ...init,
+          signal: AbortSignal.timeout(10_000)
+        })
+        assert.deepStrictEqual(
+          await json(answer),
+          { status: 413, body: { error: "the body is larger than 1048576 bytes" } },
+          `${framing}: a body a framework parsed before mailroom must still be held to mailroom's limit`
+        )
+      }
+      assert.strictEqual(world.provider.sent.length, 0)
+    } finally {
+      await server.close()
+      await mailroom.dispose()
     }
   })
 })

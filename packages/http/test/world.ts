@@ -21,7 +21,9 @@ export const makeWorld = () => {
     /** Organisations whose store cannot be reached, as a database-backed source answers during an outage. */
     organizationsDown: false,
     endlessCancelled: false,
-    logged: [] as Array<string>
+    logged: [] as Array<string>,
+    /** Every key the service asked the store about (head, read, get, presign, delete), in order. */
+    asked: [] as Array<string>
   }
   const broken = Effect.fail(
     new ObjectStore.ObjectStoreError({
@@ -29,12 +31,16 @@ export const makeWorld = () => {
       reason: new ObjectStore.Unavailable({ message: "bucket s3://secret-internal-bucket unreachable" })
     })
   )
+  const ask = (key: string) => Effect.sync(() => void control.asked.push(key))
   const store: ObjectStore.ObjectStore = {
     ...memory,
-    head: (key) => (control.storeBroken ? broken : memory.head(key)),
-    read: (key, options) => (control.storeBroken ? broken : memory.read(key, options)),
-    presignPut: (options) => (control.storeBroken ? broken : memory.presignPut(options)),
-    delete: (key) => (control.storeBroken ? broken : memory.delete(key))
+    head: (key) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.head(key)),
+    get: (key) => Effect.andThen(ask(key), memory.get(key)),
+    read: (key, options) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.read(key, options)),
+    presignPut: (options) =>
+      Effect.andThen(ask(options.key), control.storeBroken ? broken : memory.presignPut(options)),
+    presignGet: (options) => Effect.andThen(ask(options.key), memory.presignGet(options)),
+    delete: (key) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.delete(key))
   }
   // Like the disk store: the URLs it hands out could be served by this handler under a prefix.
   const routes: StoreRoutes.StoreRoutes = {

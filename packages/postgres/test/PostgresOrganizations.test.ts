@@ -230,6 +230,29 @@ describe("PostgresOrganizations", () => {
     )
   })
 
+  it("with no cacheTtl, a key revoked in the database stops working within about 5 seconds", async () => {
+    await insertKey("org_acme", "mr_live_default_ttl")
+    await instance({}, (organizations) =>
+      Effect.gen(function* () {
+        const key = apiKey("mr_live_default_ttl")
+        assert.deepStrictEqual(yield* organizations.authenticate(key), acme)
+        yield* Effect.promise(() => revoke("mr_live_default_ttl"))
+        const revokedAt = Date.now()
+        // 5 s is the documented default; 10 s leaves room for a busy machine, not for a longer default.
+        while (Exit.isSuccess(yield* Effect.exit(organizations.authenticate(key)))) {
+          const elapsed = Date.now() - revokedAt
+          if (elapsed > 10_000) {
+            assert.fail(
+              `a key revoked in the database still worked ${elapsed} ms later: with no cacheTtl, a revocation must take effect within about 5 s`
+            )
+          }
+          yield* Effect.sleep("100 millis")
+        }
+        assert.strictEqual((yield* failure(organizations.authenticate(key)))._tag, "Unauthorized")
+      })
+    )
+  }, 30_000)
+
   it("a verified domain added or removed in the database is seen within the cache time", () =>
     instance({ cacheTtl: 500 }, (organizations) =>
       Effect.gen(function* () {

@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from "node:net"
 import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
-import { type Context, Duration, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
+import { type Context, Duration, Effect, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
@@ -17,7 +17,7 @@ import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
-import { type Config, isServerConfigError, ServerConfigError } from "./ServerConfig.js"
+import { type Config, isServerConfigError, type ResendProviderConfig, ServerConfigError } from "./ServerConfig.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
@@ -122,8 +122,16 @@ const providerLayer = (provider: Config["provider"]) => {
           ...optional("timeout", provider.timeout as Duration.Input | undefined)
         })
       )
+    case "resend":
+      return lazy(async () => (await import("@mailroom/resend")).ResendEmailProvider.layer(resendOptions(provider)))
   }
 }
+
+const resendOptions = (provider: ResendProviderConfig) => ({
+  apiKey: Redacted.make(provider.apiKey),
+  ...optional("baseUrl", provider.baseUrl),
+  ...optional("timeout", provider.timeout as Duration.Input | undefined)
+})
 
 const idempotencyLayer = (
   idempotency: Config["idempotency"],
@@ -140,6 +148,18 @@ const idempotencyLayer = (
       ).pipe(Layer.provide(redis(idempotency.url)))
   }
 }
+
+/** What `/readyz` asks the provider, when it has an authenticated call that sends nothing. */
+const providerCheck = (provider: Config["provider"]): Health.Check | undefined =>
+  provider.kind === "resend"
+    ? Health.throttled(
+        Effect.promise(() => import("@mailroom/resend")).pipe(
+          Effect.flatMap(({ ResendEmailProvider }) => ResendEmailProvider.checkAccess(resendOptions(provider))),
+          Effect.as(undefined),
+          Effect.catch((error) => Effect.succeed(`Resend: ${error.message}`))
+        )
+      )
+    : undefined
 
 /**
  * One connection layer per Redis URL: a layer is built once per value within one runtime, so the
@@ -265,7 +285,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const rateLimiting = RateLimiting.make(config, redis)
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
-    providerProblem: rateLimiting.providerProblem
+    providerProblem: rateLimiting.providerProblem,
+    ...optional("providerCheck", providerCheck(config.provider))
   })
   const operational = Operational.make({
     metrics: config.metrics,

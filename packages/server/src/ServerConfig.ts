@@ -6,6 +6,7 @@ import { Wire } from "@mailroom/core"
 import { Duration, Schema } from "effect"
 import { ServerConfigError } from "./internal/configError.js"
 import {
+  type Decoded,
   decodeKind,
   decodeWith,
   nonEmpty,
@@ -142,8 +143,23 @@ export const PostmarkProvider = Schema.Struct({
   timeout: Schema.optionalKey(Time)
 })
 
+export const ResendProvider = Schema.Struct({
+  kind: Schema.Literal("resend"),
+  apiKey: SecretOrEnvSchema,
+  baseUrl: Schema.optionalKey(Url),
+  timeout: Schema.optionalKey(Time)
+})
+
+/** The `resend` provider section with its `{"env"}` key read. */
+export type ResendProviderConfig = Omit<typeof ResendProvider.Type, "apiKey"> & { readonly apiKey: string }
+
 const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
-const providers = { outbox: OutboxProvider, ses: SesProvider, postmark: PostmarkProvider } as const
+const providers = {
+  outbox: OutboxProvider,
+  ses: SesProvider,
+  postmark: PostmarkProvider,
+  resend: ResendProvider
+} as const
 
 export const ServerConfig = Schema.Struct({
   port: Schema.optionalKey(Port),
@@ -179,7 +195,11 @@ export interface Config {
   readonly organizations: ReadonlyArray<typeof Organization.Type>
   readonly organizationsSource: OrganizationsSource
   readonly storage: typeof LocalStorage.Type | typeof S3Storage.Type | typeof GcsStorage.Type
-  readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type
+  readonly provider:
+    | typeof OutboxProvider.Type
+    | typeof SesProvider.Type
+    | typeof PostmarkProvider.Type
+    | ResendProviderConfig
   /**
    * Absent from the file: `local` beside local storage (`{storage dir}/../idempotency`), so a restart
    * forgets no key; `memory` when storage is not local.
@@ -317,9 +337,22 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   return { ...none, organizationsSource: { ...decoded.value, url }, problems: [] }
 }
 
+/** The provider section with a `{"env": NAME}` secret read from the environment. */
+const withProviderSecrets = (
+  provider: Decoded<unknown>,
+  env: Readonly<Record<string, string | undefined>>
+): Decoded<unknown> => {
+  const value = provider.value as Config["provider"] | (Omit<ResendProviderConfig, "apiKey"> & { apiKey: SecretOrEnv })
+  if (value?.kind !== "resend" || typeof value.apiKey === "string") return provider
+  const apiKey = env[value.apiKey.env]
+  return apiKey === undefined || apiKey.trim() === ""
+    ? { value: undefined, problems: [`provider.apiKey: the environment variable ${value.apiKey.env} is not set`] }
+    : { value: { ...value, apiKey }, problems: [] }
+}
+
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
   const storage = decodeKind("storage", record.storage, storages)
-  const provider = decodeKind("provider", record.provider, providers)
+  const provider = withProviderSecrets(decodeKind("provider", record.provider, providers), env)
   const organizations = organizationsSection(record.organizations, env)
   const idempotency = idempotencySection(record.idempotency, env)
   return {

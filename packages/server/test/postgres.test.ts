@@ -101,6 +101,26 @@ describe("the mailroom command with organisations from PostgreSQL", () => {
     assert.strictEqual((await call("/emails", { "x-api-key": "mr_live_second" }, message())).status, 201)
   })
 
+  it("a v1 bearer token whose revoked_at has passed is a 401; one revoked for later still works", async () => {
+    await cluster.psql(
+      `INSERT INTO mailroom_access_tokens (organization_id, sha256, revoked_at) VALUES
+        ('org_acme', '${sha256Hex("tok_acme_revoked")}', now() - interval '1 minute'),
+        ('org_acme', '${sha256Hex("tok_acme_rolling")}', now() + interval '1 hour')`
+    )
+    const revoked = await call("/v1/attachments/presign", { authorization: "Bearer tok_acme_revoked" })
+    assert.deepStrictEqual(
+      revoked,
+      { status: 401, body: { message: "missing, invalid or revoked credential" } },
+      "a bearer token whose revoked_at is in the past must be refused"
+    )
+    const rolling = await call("/v1/attachments/presign", { authorization: "Bearer tok_acme_rolling" })
+    assert.strictEqual(
+      rolling.status,
+      201,
+      `a bearer token whose revoked_at is in the future must still work: ${JSON.stringify(rolling.body)}`
+    )
+  })
+
   it("a database outage is a 503 in each operation's shape, never a 401; back up, the same key works", async () => {
     const key = { "x-api-key": "mr_live_third" } // never used before: no cached answer hides the outage
     const logged = server.waitFor(/organisations database cannot be reached/)

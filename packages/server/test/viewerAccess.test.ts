@@ -34,11 +34,11 @@ const configFor = (dir: string, extra: Record<string, unknown> = {}, env: Record
     { baseDir: dir, source: "test config", env }
   )
 
-/** GET with any Host header (fetch will not send one of its own choosing). */
-const get = (url: string, headers: Record<string, string> = {}) =>
+/** GET (or `method`) with any Host header (fetch will not send one of its own choosing). */
+const get = (url: string, headers: Record<string, string> = {}, method = "GET") =>
   new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>(
     (resolve, reject) => {
-      const req = request(url, { headers }, (res) => {
+      const req = request(url, { method, headers }, (res) => {
         let body = ""
         res.on("data", (chunk: Buffer) => {
           body += chunk.toString()
@@ -81,6 +81,24 @@ describe("access to the outbox viewer", () => {
     const rebound = await get(`${server.url}/_mailroom/outbox/`, { host: `attacker.example:${port}` })
     assert.strictEqual(rebound.status, 404)
     assert.isFalse(isViewerPage(rebound.body))
+  })
+
+  it("on a loopback listener, a Host that only starts like a loopback name is a 404 (DNS rebinding)", async () => {
+    const server = await start(configFor(dir))
+    const port = new URL(server.url).port
+    for (const name of ["127.0.0.1.evil.example", "localhost.evil.example"]) {
+      for (const host of [name, `${name}:${port}`]) {
+        for (const path of ["/_mailroom/outbox/", "/_mailroom/outbox/rows"]) {
+          const answer = await get(`${server.url}${path}`, { host })
+          assert.strictEqual(
+            answer.status,
+            404,
+            `Host ${host}: a name that resolves to 127.0.0.1 is not a loopback Host, and must not reach the viewer`
+          )
+          assert.deepStrictEqual(JSON.parse(answer.body), { message: `no route for GET ${path}` })
+        }
+      }
+    }
   })
 
   it("answers 404, not the page, on 0.0.0.0 without a token", async () => {
@@ -127,6 +145,25 @@ describe("access to the outbox viewer", () => {
     assert.include(String(signIn.headers["set-cookie"]), "HttpOnly")
     assert.strictEqual((await get(list, { cookie })).status, 200)
     assert.strictEqual((await get(list, { cookie: "mailroom_viewer=forged" })).status, 404)
+  })
+
+  it("signs in with ?token= only by GET: a POST or DELETE carrying it neither signs in nor sets the cookie", async () => {
+    const server = await start(configFor(dir, { viewer: { token: adminToken } }), "0.0.0.0")
+    const { host } = new URL(server.url)
+    // What the viewer's own script sends with a change, so only the token decides.
+    const sameOrigin = { "x-mailroom-viewer": "1", origin: `http://${host}` }
+    for (const method of ["POST", "DELETE"]) {
+      for (const path of ["/_mailroom/outbox/", "/_mailroom/outbox/messages"]) {
+        const answer = await get(`${server.url}${path}?token=${adminToken}`, sameOrigin, method)
+        const rule = `${method} ${path}?token=: only a GET may sign in with ?token=`
+        assert.isUndefined(answer.headers["set-cookie"], `${rule}; it set a cookie`)
+        assert.strictEqual(answer.status, 404, rule)
+      }
+    }
+    // The same token by GET signs in.
+    const signIn = await get(`${server.url}/_mailroom/outbox/?token=${adminToken}`)
+    assert.strictEqual(signIn.status, 303)
+    assert.isDefined(signIn.headers["set-cookie"])
   })
 
   it("takes the token as a sha256: hash, and signs a browser in with ?token=", async () => {

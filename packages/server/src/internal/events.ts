@@ -1,9 +1,9 @@
 // The events section of the config as layers: where events go (webhooks from a durable queue on disk,
-// on Redis or in memory) and the providers' webhooks the server answers (SES through SNS or EventBridge, Postmark).
+// on Redis or in memory) and the providers' webhooks the server answers (SES, Postmark, Resend).
 import type { EventSource, MailEvents, MailroomError, Organizations } from "@mailroom/core"
 import { WebhookDelivery } from "@mailroom/core"
 import { DiskQueueStore } from "@mailroom/local"
-import { type Config, type Duration, Effect, Layer } from "effect"
+import { type Config, type Duration, Effect, Layer, Redacted } from "effect"
 import { PersistedQueue, type Redis } from "effect/persistence"
 import type { EventsConfig } from "../ServerConfig.js"
 import { fromAdapter } from "./configError.js"
@@ -64,7 +64,7 @@ export const eventsLayer = (
 export const eventSources = async (
   events: EventsConfig | undefined
 ): Promise<ReadonlyArray<EventSource.EventSource>> => {
-  const { ses, postmark } = events ?? {}
+  const { ses, postmark, resend } = events ?? {}
   return [
     ...(ses === undefined
       ? []
@@ -84,6 +84,16 @@ export const eventSources = async (
             (await import("@mailroom/postmark")).PostmarkEventSource.make(postmark).pipe(
               Effect.mapError((error) => fromAdapter("events.postmark", error))
             )
+          )
+        ]),
+    ...(resend === undefined
+      ? []
+      : [
+          await Effect.runPromise(
+            (await import("@mailroom/resend")).ResendEventSource.make({
+              secret: Redacted.make(resend.secret),
+              ...optional("tolerance", resend.tolerance as Duration.Input | undefined)
+            }).pipe(Effect.mapError((error) => fromAdapter("events.resend", error)))
           )
         ])
   ]

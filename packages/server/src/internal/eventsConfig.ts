@@ -1,5 +1,5 @@
 // The config's `events` section: the webhooks organisations receive, the queue they wait in, and the
-// providers' inbound webhooks. Decoded by Schema; what the schema cannot check is checked here.
+// providers' inbound webhooks (SES, Postmark, Resend). Decoded by Schema; the rest is checked here.
 import { WebhookDelivery } from "@mailroom/core"
 import { Schema } from "effect"
 import type { Organization, OrganizationsSource, SecretOrEnv } from "../ServerConfig.js"
@@ -32,7 +32,9 @@ export const Events = Schema.Struct({
       basicAuth: Schema.optionalKey(Schema.Struct({ username: nonEmpty("a user name"), password: SecretOrEnvSchema })),
       header: Schema.optionalKey(Schema.Struct({ name: nonEmpty("a header name"), value: SecretOrEnvSchema }))
     })
-  )
+  ),
+  // Resend signs its webhooks (Svix): the secret of the webhook, `whsec_...`.
+  resend: Schema.optionalKey(Schema.Struct({ secret: SecretOrEnvSchema, tolerance: Schema.optionalKey(Time) }))
 })
 
 /** The events section with every `{"env"}` secret read and every directory resolved. */
@@ -54,6 +56,24 @@ export interface EventsConfig {
         readonly header?: { readonly name: string; readonly value: string }
       }
     | undefined
+  readonly resend: { readonly secret: string; readonly tolerance?: string } | undefined
+}
+
+/** `events.resend` with its secret read; a secret that cannot sign is added to `problems`. */
+const resendSection = (
+  section: NonNullable<typeof Events.Type.resend>,
+  secret: (value: SecretOrEnv, path: string) => string,
+  problems: Array<string>
+): NonNullable<EventsConfig["resend"]> => {
+  const value = secret(section.secret, "events.resend.secret")
+  if (value !== "") {
+    try {
+      WebhookDelivery.signingKey(value, "events.resend.secret")
+    } catch (error) {
+      problems.push(`${(error as Error).message} (the webhook's signing secret in Resend)`)
+    }
+  }
+  return { secret: value, ...(section.tolerance === undefined ? {} : { tolerance: section.tolerance }) }
 }
 
 /** Checks what the schema cannot (organisations, secrets, environment variables) and fills the defaults. */
@@ -126,6 +146,7 @@ export const eventsSection = (
   if (section.postmark !== undefined && basicAuth === undefined && header === undefined) {
     problems.push("events.postmark: give basicAuth, header, or both (Postmark signs nothing)")
   }
+  const resend = section.resend === undefined ? undefined : resendSection(section.resend, secret, problems)
   const queue = queueSection(section.queue, idempotency, at, env)
   problems.push(...queue.problems)
   if (problems.length > 0 || queue.value === undefined) return { problems }
@@ -135,6 +156,7 @@ export const eventsSection = (
     retry: section.retry ?? {},
     timeout: section.timeout,
     ses,
-    postmark
+    postmark,
+    resend
   }
 }

@@ -1,7 +1,7 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider's configuration), for load balancers.
+// the organisations' database, each Redis, the provider and its key), for load balancers.
 import { MailroomError, ObjectStore, Organizations } from "@mailroom/core"
-import { Duration, Effect, Layer } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 
 /** The URL without its credentials. */
@@ -44,10 +44,34 @@ const database: Check = Effect.flatMap(Organizations.Organizations, (organizatio
 )
 
 /**
+ * `check` made at most once a minute while it passes and every 5 seconds while it fails: a vendor counts
+ * each call against the account's rate limit (Resend: 2 requests a second for the whole team), which
+ * probes from every instance every few seconds would otherwise spend.
+ */
+export const throttled = (check: Check): Check => {
+  let last: { readonly at: number; readonly problem: string | undefined } | undefined
+  return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    if (last !== undefined && now - last.at < (last.problem === undefined ? 60_000 : 5_000)) {
+      return Effect.succeed(last.problem)
+    }
+    return Effect.tap(check, (problem) =>
+      Effect.sync(() => {
+        last = { at: now, problem }
+      })
+    )
+  })
+}
+
+/**
  * The checks, filled in while the layers are built: each Redis connection registers its PING here, so
  * readiness asks the very connections the stores use.
  */
-export const make = (options: { readonly postgres: boolean; readonly providerProblem: () => string | undefined }) => {
+export const make = (options: {
+  readonly postgres: boolean
+  readonly providerProblem: () => string | undefined
+  /** An authenticated call to the provider that sends nothing, when it has one (Resend). */
+  readonly providerCheck?: Check
+}) => {
   const pings = new Map<string, Check>()
   /** A layer that registers the PING of the Redis it is given; provide it the store's own connection layer. */
   const watchRedis = (url: string): Layer.Layer<never, never, Redis.Redis> =>
@@ -69,7 +93,17 @@ export const make = (options: { readonly postgres: boolean; readonly providerPro
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const
     ),
-    ["provider", Effect.sync(options.providerProblem)]
+    [
+      "provider",
+      options.providerCheck === undefined
+        ? Effect.sync(options.providerProblem)
+        : bounded(
+            Effect.flatMap(Effect.sync(options.providerProblem), (problem) =>
+              problem === undefined ? (options.providerCheck as Check) : Effect.succeed(problem)
+            ),
+            "the provider"
+          )
+    ]
   ]
   /** `{ready, checks: {name: "ok" | why}}`, every check run at once. */
   const readiness = Effect.gen(function* () {

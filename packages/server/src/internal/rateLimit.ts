@@ -24,6 +24,8 @@ export const accountKey = (provider: Config["provider"]): string => {
       return `ses:${provider.region}:${fingerprint(provider.accessKeyId, provider.endpoint)}`
     case "postmark":
       return `postmark:${fingerprint(provider.serverToken, provider.requestHost)}`
+    case "resend":
+      return `resend:${fingerprint(provider.apiKey, provider.baseUrl)}`
     case "outbox":
       return `outbox:${fingerprint(provider.dir)}`
   }

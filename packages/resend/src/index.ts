@@ -1,0 +1,2 @@
+export * as ResendEmailProvider from "./ResendEmailProvider.js"
+export * as ResendEventSource from "./ResendEventSource.js"

@@ -1,0 +1,250 @@
+// A local stand-in for Resend's API (`POST /emails`, `GET /domains`) on 127.0.0.1: it checks what Resend
+// checks, answers as Resend documents, and keeps every request so tests read back what Resend would have got.
+//
+// Sources: Resend's OpenAPI document (resend/resend-openapi: the SendEmailRequest fields, `to` at most
+// 50, the Idempotency-Key of at most 256 characters, tag characters), the API reference's errors page
+// (each error's `name`, status and message), the rate-limit page and the headers of Resend's answers
+// recorded in resend-node's tests (`ratelimit-limit`, `ratelimit-policy`, `ratelimit-remaining`,
+// `ratelimit-reset`, and `retry-after` on a 429), the idempotency-keys page (replay, 409s), the attachment
+// types knowledge-base page, and the `{statusCode, name, message}` bodies of resend-node's test fixtures
+// (`missing_required_field`, the 422 `validation_error` of an invalid `from`). Where Resend documents a
+// refusal but not its wording (more than 50 recipients, a forbidden file type), the wording is ours.
+import { randomUUID } from "node:crypto"
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import type { ReceivedEmail } from "@mailroom/core/testing"
+import { Context, Effect, Layer, type Scope } from "effect"
+import libmime from "libmime"
+import { decodeTagValue } from "../src/internal/message.js"
+import * as Rules from "./ResendStandInRules.js"
+
+export interface StandInOptions {
+  /** A full-access API key. Default: a random `re_` key, readable as `standIn.apiKey`. */
+  readonly apiKey?: string
+  /** Sending-only keys: they send, and anything else is `restricted_api_key`. */
+  readonly sendingKeys?: ReadonlyArray<string>
+  /** The account's verified domains. Default `["acme.example"]`. */
+  readonly domains?: ReadonlyArray<string>
+  /** The account owner's address, the only recipient `onboarding@resend.dev` may send to. */
+  readonly ownerEmail?: string
+  /** Emails accepted per day before `daily_quota_exceeded`. Default: no quota. */
+  readonly dailyQuota?: number
+}
+
+/** A fault no state of the account produces: an answer to give as is, or a connection trick. */
+export type Fault =
+  | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
+  /** Read the whole request, then close the socket without answering. */
+  | "drop"
+  /** Read the whole request and never answer (until the stand-in closes). */
+  | "hang"
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  /** The body as received, undefined when it was over the size limit. */
+  readonly body: string | undefined
+  /** The status answered; undefined when the connection was dropped or held. */
+  status: number | undefined
+}
+
+/** A message Resend accepted: the JSON fields as received, the id it answered, the Idempotency-Key it came with. */
+export interface AcceptedMessage {
+  readonly id: string
+  readonly fields: Readonly<Record<string, unknown>>
+  readonly idempotencyKey: string | undefined
+}
+
+export interface StandIn {
+  /** `http://127.0.0.1:PORT`, for the provider's `baseUrl`. */
+  readonly url: string
+  readonly apiKey: string
+  readonly requests: ReadonlyArray<RecordedRequest>
+  readonly accepted: ReadonlyArray<AcceptedMessage>
+  /** The message accepted under `id`, as its recipients would see it; throws when there is none. */
+  readonly received: (id: string) => ReceivedEmail
+  /** Answers the next request with this fault instead of processing it. */
+  readonly failNext: (fault: Fault) => void
+  readonly close: () => Promise<void>
+}
+
+/** Resend's 429 for too many requests, with the headers its answers carry. */
+export const rateLimited = (retryAfter = 1): Fault => ({
+  status: 429,
+  body: {
+    statusCode: 429,
+    name: "rate_limit_exceeded",
+    message:
+      "Too many requests. You can only make 2 requests per second. See rate limit response headers for more information. Or contact support to increase rate limit."
+  },
+  headers: {
+    "ratelimit-limit": "2",
+    "ratelimit-policy": "2;w=1",
+    "ratelimit-remaining": "0",
+    "ratelimit-reset": String(retryAfter),
+    "retry-after": String(retryAfter)
+  }
+})
+
+/** What a recipient's parser shows of a header's text: RFC 2047 encoded-words decoded. */
+const decoded = (text: string) => libmime.decodeWords(text)
+
+const addresses = (value: unknown): Array<string> =>
+  (value === undefined ? [] : typeof value === "string" ? [value] : (value as Array<string>)).map(
+    (a) => Rules.parseMailbox(a)?.address ?? a
+  )
+
+const toReceived = (fields: Readonly<Record<string, unknown>>): ReceivedEmail => {
+  const from = Rules.parseMailbox(fields.from as string)
+  if (from === undefined) throw new Error("the stand-in accepted an invalid from")
+  const text = (field: string) => (typeof fields[field] === "string" ? (fields[field] as string) : undefined)
+  const attachments = (fields.attachments ?? []) as Array<Record<string, string>>
+  const tags = (fields.tags ?? []) as Array<{ readonly name: string; readonly value: string }>
+  return {
+    from: from.name === undefined ? { address: from.address } : { address: from.address, name: decoded(from.name) },
+    to: addresses(fields.to),
+    cc: addresses(fields.cc),
+    bcc: addresses(fields.bcc),
+    replyTo: addresses(fields.reply_to),
+    // Resend writes an ASCII subject and file name as they are; a recipient's parser decodes them.
+    subject: decoded(fields.subject as string),
+    text: text("text"),
+    html: text("html"),
+    attachments: attachments.map((a) => ({
+      filename: decoded(a.filename ?? ""),
+      contentType: a.content_type ?? "application/octet-stream",
+      content: new Uint8Array(Buffer.from(a.content ?? "", "base64")),
+      // Resend makes a part with a content_id an inline one.
+      contentId: a.content_id,
+      disposition: a.content_id === undefined ? ("attachment" as const) : ("inline" as const)
+    })),
+    headers: Object.entries((fields.headers ?? {}) as Record<string, string>).map(([name, value]) => ({ name, value })),
+    // Resend holds the metadata as tags too (encoded where a value is not tag characters); both are read back.
+    tags: tags.map((tag) => ({ name: tag.name, value: decodeTagValue(tag.value) })),
+    metadata: Object.fromEntries(tags.map((tag) => [tag.name, decodeTagValue(tag.value)]))
+  }
+}
+
+/** The headers every answer of Resend carries (its rate limit: 2 requests a second, one left). */
+const rateHeaders = {
+  "ratelimit-limit": "2",
+  "ratelimit-policy": "2;w=1",
+  "ratelimit-remaining": "1",
+  "ratelimit-reset": "1"
+}
+
+/**
+ * The body as text; undefined when it is over the size limit. It is read whole even then, so the client
+ * sees the answer rather than a reset while it is still writing.
+ */
+const readBody = async (req: IncomingMessage): Promise<string | undefined> => {
+  const chunks: Array<Buffer> = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.byteLength
+    if (size <= Rules.maxRequestBytes) chunks.push(chunk)
+  }
+  return size <= Rules.maxRequestBytes ? Buffer.concat(chunks).toString("utf8") : undefined
+}
+
+const respond = (res: ServerResponse, answer: Rules.Answer) => {
+  res.writeHead(answer.status, {
+    ...rateHeaders,
+    ...(answer.body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }),
+    ...answer.headers
+  })
+  res.end(answer.body === undefined ? undefined : JSON.stringify(answer.body))
+}
+
+/** Starts a stand-in on 127.0.0.1 with a free port. */
+export const start = async (options: StandInOptions = {}): Promise<StandIn> => {
+  const account: Rules.Account = {
+    apiKey: options.apiKey ?? `re_${randomUUID().replaceAll("-", "")}`,
+    sendingKeys: options.sendingKeys ?? [],
+    domains: options.domains ?? ["acme.example"],
+    ownerEmail: options.ownerEmail ?? "owner@acme.example",
+    dailyQuota: options.dailyQuota ?? Number.POSITIVE_INFINITY
+  }
+  const requests: Array<RecordedRequest> = []
+  const accepted: Array<AcceptedMessage> = []
+  const faults: Array<Fault> = []
+  const idempotency = new Map<string, { readonly body: string; readonly answer: Rules.Answer }>()
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const record: RecordedRequest = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      headers: req.headers,
+      body: await readBody(req),
+      status: undefined
+    }
+    requests.push(record)
+    const fault = faults.shift()
+    if (fault === "drop") {
+      req.socket.destroy()
+      return
+    }
+    if (fault === "hang") return
+    const answer: Rules.Answer =
+      fault ??
+      Rules.answerTo(account, record, {
+        accepted: () => accepted.length,
+        remembered: (key) => idempotency.get(key),
+        accept: (fields, key, body) => {
+          const id = randomUUID()
+          accepted.push({ id, fields, idempotencyKey: key })
+          const done: Rules.Answer = { status: 200, body: { id } }
+          if (key !== undefined) idempotency.set(key, { body, answer: done })
+          return done
+        }
+      })
+    record.status = answer.status
+    respond(res, answer)
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // A bug of the stand-in must not pass for a network failure of Resend.
+      console.error("ResendStandIn failed to answer", error)
+      res.destroy(error instanceof Error ? error : new Error(String(error)))
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    apiKey: account.apiKey,
+    requests,
+    accepted,
+    received: (id) => {
+      const message = accepted.find((m) => m.id === id)
+      if (message === undefined) throw new Error(`the stand-in accepted no message ${id}`)
+      return toReceived(message.fields)
+    },
+    failNext: (fault) => {
+      faults.push(fault)
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()))
+        // A held ("hang") or kept-alive connection would otherwise keep close() waiting.
+        server.closeAllConnections()
+      })
+  }
+}
+
+/** A stand-in closed when the scope closes. */
+export const make = (options: StandInOptions = {}): Effect.Effect<StandIn, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(() => start(options)),
+    (standIn) => Effect.promise(() => standIn.close())
+  )
+
+/** The stand-in as a service, for tests that share one. */
+export class ResendStandIn extends Context.Service<ResendStandIn, StandIn>()("test/ResendStandIn") {
+  static readonly layer = (options: StandInOptions = {}) => Layer.effect(ResendStandIn, make(options))
+}
