@@ -70,7 +70,8 @@ export const transportFailure = (failure: SmtpFailure, context: SendContext): Pr
     }[failure.timeoutType ?? ""]
     return unavailable(`${at} ${wait ?? "stopped answering (socketTimeout)"}; the message was not sent`, false)
   }
-  if (failure.code === "ETLS") {
+  // A certificate refused during the handshake comes as ESOCKET with the TLS code behind it.
+  if (failure.code === "ETLS" || /CERT|SELF_SIGNED|UNABLE_TO_|ERR_TLS|ERR_SSL/.test(failure.originalCode ?? "")) {
     return unavailable(`TLS with ${at} failed (${failure.message}); the message was not sent`, false)
   }
   if (failure.code === "EDNS")
@@ -81,9 +82,11 @@ export const transportFailure = (failure: SmtpFailure, context: SendContext): Pr
   return unavailable(`the connection to ${at} failed (${code}); the message was not sent`, false)
 }
 
-// Reply codes and enhanced codes that say "too much, too fast" rather than "not now".
+// Replies that say "too much, too fast" rather than "not now": enhanced X.7.x for a 4xx (greylisting,
+// sending rate), or the words servers use for it.
 const isThrottling = (enhanced: string | undefined, text: string) =>
-  enhanced?.startsWith("4.7.") === true || /\b(rate|too many|throttl|limit exceeded|try again later)/i.test(text)
+  enhanced?.startsWith("4.7.") === true ||
+  /\b(rate|throttl\w*|slow down|too many (connections|messages|mails|sessions|requests))\b/i.test(text)
 
 const isSize = (code: number, enhanced: string | undefined) =>
   enhanced === "5.3.4" ||
@@ -130,11 +133,6 @@ const permanent = (failure: SmtpFailure, code: number, context: SendContext): Pr
   if (isSize(code, enhanced)) {
     return new ProviderError.MessageTooLarge({ message: `${at} refused the message as too large (${text})` })
   }
-  if (command === "STARTTLS") {
-    return new ProviderError.Unknown({
-      message: `${at} does not offer STARTTLS, which requireTLS asks for (${text}); the message was not sent`
-    })
-  }
   if (command === "MAIL FROM") {
     return enhanced?.startsWith("5.5.") === true
       ? new ProviderError.InvalidRequest({ message: `${at} refused the sender ${context.sender} (${text})` })
@@ -173,6 +171,12 @@ const reasonOf = (failure: SmtpFailure, context: SendContext): ProviderError.Rea
   // refused: a new connection can send it (as nodemailer reads it).
   if (code !== undefined && code >= 400 && code < 600) {
     const text = replyText(failure.response)
+    // Whatever the code, a refused STARTTLS is the server's setup, not a passing state.
+    if (failure.command === "STARTTLS") {
+      return new ProviderError.Unknown({
+        message: `the SMTP server ${context.server} does not offer STARTTLS, which requireTLS asks for (${text}); the message was not sent`
+      })
+    }
     if (code < 500 || code === 503) return transient(code, enhancedCode(failure.response), text, context)
     return permanent(failure, code, context)
   }

@@ -108,9 +108,10 @@ export const connection = (input: ConnectionInput): Effect.Effect<Connection, Co
       socketTimeout: yield* millis("socketTimeout", input.socketTimeout ?? "60 seconds"),
       maxConnections,
       maxMessages,
-      // No retries of its own: a message whose connection closed before it went out fails as not sent,
-      // and core retries it on its schedule.
-      maxRequeues: 0,
+      // A pooled connection the server closed (or answered 421 on) before a byte of the message went
+      // out is replaced once by a fresh one, as a pool must; beyond that the message fails as not sent
+      // and core retries it on its own schedule. nodemailer never requeues a message it began to send.
+      maxRequeues: 1,
       // Nothing is logged: a transaction log would carry addresses and message content.
       logger: false
     }

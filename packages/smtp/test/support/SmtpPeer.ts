@@ -42,6 +42,8 @@ export interface PeerOptions {
   readonly cert?: string
   /** Offer no STARTTLS. Without a `key`, smtp-server would offer it with its own test certificate. */
   readonly hideSTARTTLS?: boolean
+  /** Refuse STARTTLS when asked anyway (smtp-server upgrades a hidden STARTTLS when asked). */
+  readonly refuseSTARTTLS?: boolean
   /** The logins it accepts; when given, AUTH is required (and only over TLS). */
   readonly users?: Readonly<Record<string, string>>
   /** Advertised as SIZE, and enforced. */
@@ -76,6 +78,7 @@ export const start = async (options: PeerOptions = {}): Promise<Peer> => {
     secure: options.secure ?? false,
     ...(options.key === undefined ? {} : { key: options.key, cert: options.cert }),
     hideSTARTTLS: options.hideSTARTTLS ?? false,
+    ...(options.refuseSTARTTLS === true ? { disabledCommands: ["STARTTLS"] } : {}),
     hideENHANCEDSTATUSCODES: options.hideENHANCEDSTATUSCODES ?? false,
     ...(options.size === undefined ? {} : { size: options.size }),
     authOptional: users === undefined,
