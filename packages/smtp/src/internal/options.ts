@@ -134,7 +134,7 @@ export const dkimKey = (input: DkimInput): Effect.Effect<DkimKey, Config.ConfigE
       bits = key.asymmetricKeyType === "rsa" ? key.asymmetricKeyDetails?.modulusLength : undefined
     } catch {
       // The parser's message may quote the key: only what is wrong is said.
-      return yield* fail(["dkim", "privateKey"], "must be a PEM private key (-----BEGIN PRIVATE KEY-----)")
+      return yield* fail(["dkim", "privateKey"], "must be an RSA private key in PEM")
     }
     // RFC 8301: verifiers refuse RSA keys under 1024 bits; nodemailer signs with RSA only.
     if (bits === undefined || bits < 1024) {
