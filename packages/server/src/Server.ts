@@ -15,6 +15,7 @@ import { lazy } from "./internal/lazy.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
+import * as Smtp from "./internal/smtpProvider.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
 import { type Config, isServerConfigError, ServerConfigError } from "./ServerConfig.js"
@@ -113,6 +114,8 @@ const providerLayer = (provider: Config["provider"]) => {
           )
         })
       )
+    case "smtp":
+      return lazy(async () => (await import("@mailroom/smtp")).SmtpEmailProvider.layer(Smtp.options(provider)))
     case "postmark":
       return lazy(async () =>
         (await import("@mailroom/postmark")).PostmarkEmailProvider.layer({
@@ -265,7 +268,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const rateLimiting = RateLimiting.make(config, redis)
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
-    providerProblem: rateLimiting.providerProblem
+    providerProblem: rateLimiting.providerProblem,
+    ...Smtp.healthCheck(config.provider)
   })
   const operational = Operational.make({
     metrics: config.metrics,

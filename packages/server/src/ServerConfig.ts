@@ -26,6 +26,7 @@ import {
   type TracingConfig,
   tracingSection
 } from "./internal/operations.js"
+import * as Smtp from "./internal/smtpProvider.js"
 import {
   type IdempotencyConfig,
   idempotencySection,
@@ -143,7 +144,10 @@ export const PostmarkProvider = Schema.Struct({
 })
 
 const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
-const providers = { outbox: OutboxProvider, ses: SesProvider, postmark: PostmarkProvider } as const
+export const SmtpProvider = Smtp.SmtpProvider
+export type SmtpConfig = Smtp.SmtpConfig
+
+const providers = { outbox: OutboxProvider, ses: SesProvider, postmark: PostmarkProvider, smtp: SmtpProvider } as const
 
 export const ServerConfig = Schema.Struct({
   port: Schema.optionalKey(Port),
@@ -179,7 +183,7 @@ export interface Config {
   readonly organizations: ReadonlyArray<typeof Organization.Type>
   readonly organizationsSource: OrganizationsSource
   readonly storage: typeof LocalStorage.Type | typeof S3Storage.Type | typeof GcsStorage.Type
-  readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type
+  readonly provider: typeof OutboxProvider.Type | typeof SesProvider.Type | typeof PostmarkProvider.Type | SmtpConfig
   /**
    * Absent from the file: `local` beside local storage (`{storage dir}/../idempotency`), so a restart
    * forgets no key; `memory` when storage is not local.
@@ -293,6 +297,14 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   }
 }
 
+/** The provider with the secrets it reads from the environment (`{"env": NAME}`) read. */
+type SmtpInput = typeof SmtpProvider.Type
+const providerSecrets = (
+  provider: Config["provider"] | SmtpInput,
+  env: Readonly<Record<string, string | undefined>>
+): { readonly value: Config["provider"] } | { readonly problems: ReadonlyArray<string> } =>
+  provider.kind === "smtp" ? Smtp.resolve(provider as SmtpInput, env) : { value: provider }
+
 /** The organisations: a list in the file, or where to read them from. */
 const organizationsSection = (value: unknown, env: Readonly<Record<string, string | undefined>>) => {
   const none = { organizations: [], organizationsSource: { kind: "config" } as OrganizationsSource }
@@ -319,16 +331,23 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
 
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
   const storage = decodeKind("storage", record.storage, storages)
-  const provider = decodeKind("provider", record.provider, providers)
+  const decoded = decodeKind("provider", record.provider, providers)
+  const provider =
+    decoded.value === undefined ? decoded : providerSecrets(decoded.value as Config["provider"] | SmtpInput, env)
   const organizations = organizationsSection(record.organizations, env)
   const idempotency = idempotencySection(record.idempotency, env)
   return {
     storage: storage.value as Config["storage"],
-    provider: provider.value as Config["provider"],
+    provider: ("value" in provider ? provider.value : undefined) as Config["provider"],
     organizations: organizations.organizations as Config["organizations"],
     organizationsSource: organizations.organizationsSource,
     idempotency: idempotency.value,
-    problems: [...organizations.problems, ...storage.problems, ...provider.problems, ...idempotency.problems]
+    problems: [
+      ...organizations.problems,
+      ...storage.problems,
+      ...("problems" in provider ? provider.problems : []),
+      ...idempotency.problems
+    ]
   }
 }
 

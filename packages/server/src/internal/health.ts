@@ -1,5 +1,5 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider's configuration), for load balancers.
+// the organisations' database, each Redis, the provider: its configuration, its server), for load balancers.
 import { MailroomError, ObjectStore, Organizations } from "@mailroom/core"
 import { Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
@@ -47,7 +47,12 @@ const database: Check = Effect.flatMap(Organizations.Organizations, (organizatio
  * The checks, filled in while the layers are built: each Redis connection registers its PING here, so
  * readiness asks the very connections the stores use.
  */
-export const make = (options: { readonly postgres: boolean; readonly providerProblem: () => string | undefined }) => {
+export const make = (options: {
+  readonly postgres: boolean
+  readonly providerProblem: () => string | undefined
+  /** A check that reaches the provider itself (SMTP: connect and EHLO), bounded like the others. */
+  readonly providerCheck?: { readonly what: string; readonly check: Effect.Effect<string | undefined> }
+}) => {
   const pings = new Map<string, Check>()
   /** A layer that registers the PING of the Redis it is given; provide it the store's own connection layer. */
   const watchRedis = (url: string): Layer.Layer<never, never, Redis.Redis> =>
@@ -69,7 +74,17 @@ export const make = (options: { readonly postgres: boolean; readonly providerPro
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const
     ),
-    ["provider", Effect.sync(options.providerProblem)]
+    [
+      "provider",
+      options.providerCheck === undefined
+        ? Effect.sync(options.providerProblem)
+        : bounded(
+            Effect.flatMap(options.providerCheck.check, (problem) =>
+              problem === undefined ? Effect.sync(options.providerProblem) : Effect.succeed(problem)
+            ),
+            options.providerCheck.what
+          )
+    ]
   ]
   /** `{ready, checks: {name: "ok" | why}}`, every check run at once. */
   const readiness = Effect.gen(function* () {

@@ -26,6 +26,8 @@ export const accountKey = (provider: Config["provider"]): string => {
       return `postmark:${fingerprint(provider.serverToken, provider.requestHost)}`
     case "outbox":
       return `outbox:${fingerprint(provider.dir)}`
+    case "smtp":
+      return `smtp:${fingerprint(provider.host, String(provider.port ?? ""), provider.auth?.user)}`
   }
 }
 
