@@ -8,6 +8,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 names=()
 for dir in packages/*/; do
+  # Private packages (test-support) are never published.
+  grep -q '"private": true' "$dir/package.json" && continue
   (cd "$dir" && pnpm pack --pack-destination "$work/packs" >/dev/null)
   names+=("@mailroom/$(basename "$dir")")
 done
