@@ -4,7 +4,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { EmailProvider, type ProviderError } from "@mailroom/core"
 import { freePort } from "@mailroom/test-support"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { SmtpEmailProvider } from "../src/index.js"
 import { type Script, SmtpPeer } from "./support/SmtpPeer.js"
 
@@ -217,12 +217,20 @@ describe("SMTP replies, code by code", () => {
         peer.script({
           rcptTo: (recipient) => (recipient === "bob@example.com" ? reply(550, "5.1.1 User unknown") : undefined)
         })
-        const { messageId } = yield* (yield* EmailProvider.EmailProvider).send(
-          message({ to: ["alice@example.com", "bob@example.com"] })
-        )
+        const lines: Array<string> = []
+        const logger = Logger.make(({ message }) => {
+          lines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+        })
+        const { messageId } = yield* (yield* EmailProvider.EmailProvider)
+          .send(message({ to: ["alice@example.com", "bob@example.com"] }))
+          .pipe(Effect.provide(Logger.layer([logger])))
         const received = yield* Effect.promise(() => peer.byMessageId(messageId))
         assert.deepStrictEqual(received.rcptTo, ["alice@example.com"])
         assert.strictEqual(peer.received.length, 1)
+        // The refusal is not lost: a warning names the recipient and the message.
+        assert.strictEqual(lines.length, 1)
+        assert.include(lines[0], "refused bob@example.com")
+        assert.include(lines[0], messageId)
       })
     )
   })
