@@ -81,6 +81,7 @@ export interface TransportOptions extends CommonOptions {
   readonly transport: Transporter<SentMessageInfo>
 }
 
+/** Everything the provider takes: where to connect, or a transporter of your own; DKIM, limits and tags either way. */
 export type Options = ConnectionOptions | TransportOptions
 
 /** What an SMTP server accepts unless `Options.limits` says otherwise (a smaller EHLO `SIZE` is honoured too). */

@@ -91,6 +91,13 @@ const rows: ReadonlyArray<Row> = [
     says: ["requires authentication", "auth.user"]
   },
   {
+    stage: "MAIL FROM 530 5.7.0 (STARTTLS first)",
+    script: { mailFrom: reply(530, "5.7.0 Must issue a STARTTLS command first") },
+    reason: "Unknown",
+    retryable: false,
+    says: ["requires TLS first", "requireTLS"]
+  },
+  {
     stage: "MAIL FROM 552 5.3.4 (size over the limit)",
     script: { mailFrom: reply(552, "5.3.4 Message size exceeds fixed limit") },
     reason: "MessageTooLarge",

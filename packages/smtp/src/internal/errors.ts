@@ -120,6 +120,10 @@ const permanent = (failure: SmtpFailure, code: number, context: SendContext): Pr
   const enhanced = enhancedCode(response)
   const text = replyText(response)
   const at = `the SMTP server ${context.server}`
+  // "530 5.7.0 Must issue a STARTTLS command first": TLS, not a login, is what is missing.
+  if (/STARTTLS/i.test(text)) {
+    return new ProviderError.Unknown({ message: `${at} requires TLS first (${text}): set requireTLS or secure` })
+  }
   if (
     command.startsWith("AUTH") ||
     code === 535 ||
