@@ -1,7 +1,7 @@
 // An inbound webhook a provider calls with its delivery records: it checks that the caller is the
 // provider, and translates each record into MailEvents. @mailroom/http serves each at POST /webhooks/{name}.
 import { Data, type Effect, Redacted } from "effect"
-import { digestOf, isHashed, matches } from "./internal/secret.js"
+import { isHashed, matcher } from "./internal/secret.js"
 import type * as MailEvent from "./MailEvent.js"
 
 /** What a transport hands a source: the request's headers and its raw body. */
@@ -70,14 +70,11 @@ export type Secret = string | Redacted.Redacted<string>
 
 /**
  * A check of presented values against a configured secret, in constant time, keeping only the
- * secret's SHA-256 digest. Throws on an empty secret, which would let an empty header in.
+ * secret's SHA-256 digest; the check never throws. Building it throws on an empty secret, which would
+ * let an empty header in, or a malformed `sha256:` value.
  */
-export const secretMatcher = (secret: Secret, what: string): ((presented: string | undefined) => boolean) => {
-  const value = typeof secret === "string" ? secret : Redacted.value(secret)
-  if (value.trim() === "") throw new Error(`${what} must not be empty`)
-  const digest = digestOf(value)
-  return (presented) => presented !== undefined && presented !== "" && matches(digest, presented)
-}
+export const secretMatcher = (secret: Secret, what: string): ((presented: string | undefined) => boolean) =>
+  matcher(typeof secret === "string" ? secret : Redacted.value(secret), what)
 
 /** True for a secret given as `sha256:<hex>` (which can be checked, but not sent or signed with). */
 export const isHashedSecret = (secret: Secret): boolean =>

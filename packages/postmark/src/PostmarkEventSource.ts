@@ -29,11 +29,17 @@ const basicCredentials = (header: string | undefined) => {
   return colon < 0 ? undefined : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
 }
 
-/** A matcher of `secret`, or a `ConfigError` naming `option` when it is empty (which would let an empty header in). */
-const matcher = (option: ReadonlyArray<string>, secret: Adapter.Secret) =>
-  Adapter.secretValue(secret).trim() === ""
-    ? Effect.fail(Adapter.invalidOption(option, "must not be empty"))
-    : Effect.succeed(EventSource.secretMatcher(secret, option.join(".")))
+/**
+ * A matcher of `secret`, or a `ConfigError` naming `option` when it is empty (which would let an empty
+ * header in) or a malformed `sha256:` hash (which nothing could match).
+ */
+const matcher = (option: ReadonlyArray<string>, secret: Adapter.Secret) => {
+  const value = Adapter.secretValue(secret)
+  const malformed = Adapter.hashedSecretProblem(value)
+  if (value.trim() === "") return Effect.fail(Adapter.invalidOption(option, "must not be empty"))
+  if (malformed !== undefined) return Effect.fail(Adapter.invalidOption(option, malformed))
+  return Effect.succeed(Adapter.secretMatcher(secret, option.join(".")))
+}
 
 /**
  * The source. Every configured credential must be present and match. Fails with a `ConfigError` naming

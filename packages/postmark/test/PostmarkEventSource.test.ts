@@ -205,6 +205,19 @@ describe("PostmarkEventSource options", () => {
     refusal({ header: { name: "x-token", value: "" } }, `["header"]["value"]`)
   })
 
+  it("a malformed sha256: credential is refused, since nothing could match it", () => {
+    const hashed = 'a hashed secret must be "sha256:" followed by exactly 64 hex digits'
+    const password = refusal(
+      { basicAuth: { username: "postmark", password: "sha256:abcd" } },
+      `["basicAuth"]["password"]`
+    )
+    assert.include(password, hashed)
+    assert.include(
+      refusal({ header: { name: "x-token", value: Redacted.make("sha256:") } }, `["header"]["value"]`),
+      hashed
+    )
+  })
+
   it("a header name that is none, and a name that is no path segment, are refused", () => {
     const message = refusal({ header: { name: "bad header", value: "hook-secret-value" } }, `["header"]["name"]`)
     assert.notInclude(message, "hook-secret-value")

@@ -26,6 +26,7 @@ import {
   type TracingConfig,
   tracingSection
 } from "./internal/operations.js"
+import { hashedSecretProblems } from "./internal/secrets.js"
 import {
   type IdempotencyConfig,
   idempotencySection,
@@ -299,7 +300,12 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   if (value === undefined) return { ...none, problems: [] }
   if (Array.isArray(value)) {
     const list = decodeWith(Schema.Array(Organization), value, "organizations")
-    return { ...none, organizations: list.value ?? [], problems: list.problems }
+    const malformed = (list.value ?? []).flatMap((org, i) =>
+      (["apiKeys", "accessTokens"] as const).flatMap((field) =>
+        (org[field] ?? []).flatMap((entry, j) => hashedSecretProblems(entry, `organizations[${i}].${field}[${j}]`))
+      )
+    )
+    return { ...none, organizations: list.value ?? [], problems: [...list.problems, ...malformed] }
   }
   if (typeof value !== "object" || value === null || (value as { kind?: unknown }).kind !== "postgres") {
     return { ...none, problems: ['organizations: must be a list of organizations, or {"kind": "postgres", ...}'] }

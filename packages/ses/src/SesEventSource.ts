@@ -79,6 +79,9 @@ const problem = (options: Options): Config.ConfigError | undefined => {
   if (eventBridgeSecret !== undefined && Adapter.secretValue(eventBridgeSecret).trim() === "") {
     return invalid("eventBridgeSecret", "must not be empty")
   }
+  const malformed =
+    eventBridgeSecret === undefined ? undefined : Adapter.hashedSecretProblem(Adapter.secretValue(eventBridgeSecret))
+  if (malformed !== undefined) return invalid("eventBridgeSecret", malformed)
   if (topicArns.length === 0 && eventBridgeSecret === undefined) {
     return invalid("topicArns", "give topicArns (SNS), eventBridgeSecret (EventBridge), or both")
   }

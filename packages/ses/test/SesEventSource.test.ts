@@ -508,6 +508,11 @@ describe("SesEventSource options", () => {
     refusal({ eventBridgeSecret: Redacted.make(" ") }, `["eventBridgeSecret"]`)
   })
 
+  it("a malformed sha256: EventBridge secret is refused, since no header could match it", () => {
+    const message = refusal({ eventBridgeSecret: "sha256:abcd" }, `["eventBridgeSecret"]`)
+    assert.include(message, 'a hashed secret must be "sha256:" followed by exactly 64 hex digits')
+  })
+
   it("each other option is checked, and named, without showing the secret", () => {
     const secret = "an-eventbridge-secret-value"
     const cases: ReadonlyArray<readonly [Partial<SesEventSource.Options>, string]> = [
