@@ -58,11 +58,25 @@ export const refusal = (source: string, tag: Reason["_tag"], message: string, ca
 export const isEventSourceError = (u: unknown): u is EventSourceError =>
   typeof u === "object" && u !== null && TypeId in u
 
+/**
+ * What a request's headers alone prove, before its body is read: `"verified"` (they carry the
+ * provider's credential: the body is read and `receive` checks again), `"unverified"` (only the body
+ * can prove it, as an SNS signature does: a transport reads few such bodies at once), or the refusal.
+ */
+export type HeaderCheck = "verified" | "unverified" | EventSourceError
+
 export interface EventSource {
   /** The path segment it is served under: `ses` -> `POST /webhooks/ses`. Letters, digits and `-`. */
   readonly name: string
   /** The events in a verified request (none for a subscription confirmation), or why it was refused. */
   readonly receive: (request: InboundRequest) => Effect.Effect<ReadonlyArray<MailEvent.Unrouted>, EventSourceError>
+  /**
+   * The largest body the provider sends, in bytes: a transport refuses a larger one (413) before or
+   * while reading it. Absent: the transport's own limit.
+   */
+  readonly maxBodyBytes?: number
+  /** Checks what the headers can prove, so a caller they refuse costs no body. Absent: `"unverified"`. */
+  readonly checkHeaders?: (header: InboundRequest["header"]) => HeaderCheck
 }
 
 /** A shared secret as configured: the value, a `Redacted` value, or `sha256:<hex>` of the value. */

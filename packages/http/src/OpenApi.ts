@@ -69,8 +69,12 @@ const webhookPath = (name: string) => ({
       },
       "400": errorResponse("message", "Not a message this provider sends"),
       "401": errorResponse("message", "Bad signature or credential"),
+      "408": errorResponse("message", "A body only its content can verify did not arrive in time"),
       "413": errorResponse("message", "Body too large"),
-      "503": errorResponse("message", "Cannot be checked or queued now; the provider should retry")
+      "503": errorResponse(
+        "message",
+        "Cannot be checked or queued now, or too many are being verified (Retry-After); the provider should retry"
+      )
     }
   }
 })

@@ -30,7 +30,15 @@ export interface Options {
   readonly timeout?: Duration.Input
   /** The path segment it is served under by `@mailroom/http`. Default `"ses"`: `POST /webhooks/ses`. */
   readonly name?: string
+  /**
+   * The largest body accepted, in bytes (a larger one is a 413). Default 512 KiB: an SNS message or an
+   * EventBridge event is at most 256 KiB, and the SNS envelope carries the message JSON-escaped.
+   */
+  readonly maxBodyBytes?: number
 }
+
+/** The default `maxBodyBytes`. */
+export const defaultMaxBodyBytes = 512 * 1024
 
 const refuse = (reason: EventSource.Reason["_tag"], message: string, cause?: unknown) =>
   Effect.fail(EventSource.refusal("ses", reason, message, cause))
@@ -93,6 +101,10 @@ const problem = (options: Options): Config.ConfigError | undefined => {
   }
   if (name !== undefined && !/^[a-z0-9-]+$/.test(name)) {
     return invalid("name", "must be a path segment: a-z, 0-9 and -")
+  }
+  const { maxBodyBytes } = options
+  if (maxBodyBytes !== undefined && !(Number.isSafeInteger(maxBodyBytes) && maxBodyBytes > 0)) {
+    return invalid("maxBodyBytes", "must be a positive whole number")
   }
   return undefined
 }
@@ -204,6 +216,25 @@ const source = (options: Options, timeout: number): EventSource.EventSource => {
 
   return {
     name: options.name ?? "ses",
+    maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
+    checkHeaders: (header) => {
+      const secret = header(eventBridgeHeader)
+      if (secret !== undefined && eventBridge !== undefined) {
+        return eventBridge(secret)
+          ? "verified"
+          : EventSource.refusal("ses", "Unauthenticated", `the ${eventBridgeHeader} header does not match`)
+      }
+      if (topics.size === 0) {
+        return EventSource.refusal("ses", "Unauthenticated", `the ${eventBridgeHeader} header is missing`)
+      }
+      // SNS names the topic in a header too: one off the list is refused before its body is read.
+      const topic = header("x-amz-sns-topic-arn")
+      if (topic !== undefined && !topics.has(topic)) {
+        return EventSource.refusal("ses", "Unauthenticated", "messages from this topic are not accepted")
+      }
+      // Only the body's signature can prove an SNS message.
+      return "unverified"
+    },
     receive: (request) => {
       const secret = request.header(eventBridgeHeader)
       if (secret !== undefined && eventBridge !== undefined) {

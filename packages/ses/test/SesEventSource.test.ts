@@ -491,6 +491,28 @@ describe("SES through an EventBridge API destination", () => {
   })
 })
 
+describe("what SesEventSource judges from the headers, before the body", () => {
+  const secret = "eventbridge-shared-secret-0123456789"
+  const check = (source: EventSource.EventSource, headers: Record<string, string>) => {
+    const answer = source.checkHeaders?.((name) => headers[name])
+    return typeof answer === "string" ? answer : answer?.reason._tag
+  }
+
+  it("an EventBridge secret proves or refuses; an SNS topic off the list is refused; SNS otherwise needs its body", () => {
+    const { source } = world({ eventBridgeSecret: secret })
+    assert.strictEqual(source.maxBodyBytes, 512 * 1024)
+    assert.strictEqual(check(source, { "x-mailroom-webhook-secret": secret }), "verified")
+    assert.strictEqual(check(source, { "x-mailroom-webhook-secret": `${secret}x` }), "Unauthenticated")
+    assert.strictEqual(check(source, { "x-amz-sns-topic-arn": `${topic}-other` }), "Unauthenticated")
+    assert.strictEqual(check(source, { "x-amz-sns-topic-arn": topic }), "unverified")
+    assert.strictEqual(check(source, {}), "unverified")
+    // EventBridge only: nothing without the secret header is read.
+    const bridgeOnly = make({ eventBridgeSecret: secret, maxBodyBytes: 1000 })
+    assert.strictEqual(bridgeOnly.maxBodyBytes, 1000)
+    assert.strictEqual(check(bridgeOnly, { "x-amz-sns-topic-arn": topic }), "Unauthenticated")
+  })
+})
+
 describe("SesEventSource options", () => {
   /** What `make` fails with: a ConfigError naming `option`. */
   const refusal = (options: SesEventSource.Options, option: string) => {
@@ -520,7 +542,8 @@ describe("SesEventSource options", () => {
       [{ eventBridgeHeader: "x api key" }, `["eventBridgeHeader"]`],
       [{ certificateCacheSize: 0 }, `["certificateCacheSize"]`],
       [{ timeout: "-1 seconds" }, `["timeout"]`],
-      [{ name: "SES" }, `["name"]`]
+      [{ name: "SES" }, `["name"]`],
+      [{ maxBodyBytes: 0 }, `["maxBodyBytes"]`]
     ]
     for (const [options, option] of cases) {
       assert.notInclude(refusal({ topicArns: [topic], eventBridgeSecret: secret, ...options }, option), secret)
