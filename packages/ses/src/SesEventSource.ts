@@ -178,6 +178,11 @@ const source = (options: Options, timeout: number): EventSource.EventSource => {
       if (!topics.has(envelope.TopicArn)) {
         return yield* refuse("Unauthenticated", `messages from the topic ${envelope.TopicArn} are not accepted`)
       }
+      // The Clock, so that a TestClock can age a message (and a certificate, below).
+      const now = yield* Clock.currentTimeMillis
+      if (Sns.isStale(envelope, now)) {
+        return yield* refuse("Unauthenticated", "the message is more than one hour old (its Timestamp is signed)")
+      }
       const url = Sns.certificateUrl(envelope)
       if (typeof url === "string") return yield* refuse("Unauthenticated", url)
       const cert = yield* Effect.tryPromise({
@@ -186,9 +191,8 @@ const source = (options: Options, timeout: number): EventSource.EventSource => {
           EventSource.refusal("ses", "Unavailable", "the signing certificate could not be fetched", cause)
       })
       if (cert === undefined) return yield* refuse("Unauthenticated", "SigningCertURL: not a PEM certificate")
-      // The Clock, so that a TestClock can move a certificate past its validity.
-      const now = new Date(yield* Clock.currentTimeMillis)
-      if (!Sns.isCurrent(cert, now)) return yield* refuse("Unauthenticated", "the signing certificate has expired")
+      if (!Sns.isCurrent(cert, new Date(now)))
+        return yield* refuse("Unauthenticated", "the signing certificate has expired")
       if (!Sns.isSignedBy(envelope, cert)) return yield* refuse("Unauthenticated", "the signature does not verify")
 
       switch (envelope.Type) {
