@@ -363,7 +363,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     )
     context = (await runtime.context()) as Context.Context<never>
     if (config.provider.kind === "outbox") {
-      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime })
+      const { logError } = options
+      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime, logError })
     }
     handle = handlers.node
   } catch (cause) {

@@ -18,6 +18,8 @@ export interface Options {
   /** Where browsers reach the server (the config's publicUrl, else the listening address). */
   readonly publicUrl: string
   readonly runtime: ManagedRuntime.ManagedRuntime<MailEvents.MailEvents, unknown>
+  /** Where the cause of a 500 goes; the page says only that it failed. Default: console.error. */
+  readonly logError?: ((message: string) => void) | undefined
 }
 
 export interface Viewer {
@@ -76,6 +78,7 @@ export const start = async (options: Options): Promise<Viewer> => {
     secure: options.publicUrl.startsWith("https:")
   })
   const outbox = Outbox.make(options.dir)
+  const logError = options.logError ?? ((message: string) => console.error(message))
   const feeds = new Set<ServerResponse>()
   const events = new Map<string, Array<MailEvent.MailEvent>>()
   const notify = () => {
@@ -212,8 +215,11 @@ export const start = async (options: Options): Promise<Viewer> => {
       res.end()
       return Promise.resolve()
     }
-    return route(req, res, url).catch((cause) => {
-      if (!res.headersSent) json(res, 500, { message: `the viewer failed: ${String(cause)}` })
+    return route(req, res, url).catch((cause: unknown) => {
+      logError(
+        `[mailroom] 500 on ${req.method} ${url.pathname} (outbox viewer)\n${String((cause as Error)?.stack ?? cause)}`
+      )
+      if (!res.headersSent) json(res, 500, { message: "the viewer failed; the cause is in the server's log" })
       else res.destroy()
     })
   }
