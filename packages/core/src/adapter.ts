@@ -6,7 +6,13 @@ import { Config, Duration, Effect, Redacted, Schema, SchemaIssue } from "effect"
 import { matcher } from "./internal/secret.js"
 
 export { filenameOf } from "./internal/attachmentKey.js"
-export { attachmentExtension, contentDisposition, encodedWords, headerText } from "./internal/headers.js"
+export {
+  attachmentExtension,
+  attachmentExtensions,
+  contentDisposition,
+  encodedWords,
+  headerText
+} from "./internal/headers.js"
 export { publishAccepted } from "./internal/publish.js"
 export { admit } from "./internal/read.js"
 export { constantTimeEqual, hashedProblem as hashedSecretProblem } from "./internal/secret.js"

@@ -33,6 +33,23 @@ describe("invalidOption", () => {
   )
 })
 
+describe("attachmentExtensions", () => {
+  it("reads a name as any mail client or file system may: folded, invisible characters gone, cut at : and ;", () => {
+    const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+      ["report.pdf", ["pdf"]],
+      ["Setup.EXE. ", ["exe"]],
+      ["evil.ex\u200be", ["exe"]],
+      ["evil.\uff45\uff58\uff45", ["exe"]],
+      ["evil.exe:stream", ["exe:stream", "exe"]],
+      ["evil.exe;.pdf", ["pdf", "exe"]],
+      ["notes: part 2.txt", ["txt"]],
+      ["README", []]
+    ]
+    for (const [name, extensions] of cases) assert.deepStrictEqual(Adapter.attachmentExtensions(name), extensions, name)
+    assert.strictEqual(Adapter.attachmentExtension("evil.\uff45\uff58\uff45"), "exe")
+  })
+})
+
 describe("comparing secrets", () => {
   it("constantTimeEqual answers false, never throws, for values of different lengths", () => {
     const bytes = (s: string) => new TextEncoder().encode(s)

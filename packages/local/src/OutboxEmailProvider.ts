@@ -260,7 +260,9 @@ const build = (
           new ProviderError.InvalidRequest({ message: `a message may have at most ${limits.maxRecipients} recipients` })
         )
       }
-      const refused = email.attachments.filter((a) => forbidden.has(Adapter.attachmentExtension(a.filename)))
+      const refused = email.attachments.filter((a) =>
+        Adapter.attachmentExtensions(a.filename).some((extension) => forbidden.has(extension))
+      )
       if (refused.length > 0) {
         return yield* fail(
           new ProviderError.InvalidRequest({
