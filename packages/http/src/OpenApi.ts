@@ -44,6 +44,8 @@ export interface DocumentOptions {
   readonly basePath?: string
   /** The largest `content_length` a presign accepts (core's `Attachments` says). Default 25 MiB. */
   readonly maxUploadBytes?: number
+  /** Whether a presign must declare `content_length` (core's `Attachments` says). Default false. */
+  readonly requireContentLength?: boolean
   readonly v1BasePath?: string
   /** Names of the providers' delivery webhooks served at `POST {basePath}/webhooks/{name}`. */
   readonly webhooks?: ReadonlyArray<string>
@@ -102,10 +104,16 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     if (!(name in generated.definitions)) components[name] = generated.schema
   }
   // The limit is configuration, not schema: the decoder checks it after the schema does.
-  const presignRequest = components.PresignRequest as { properties: Record<string, Record<string, unknown>> }
+  const presignRequest = components.PresignRequest as {
+    properties: Record<string, Record<string, unknown>>
+    required?: Array<string>
+  }
   presignRequest.properties.content_length = {
     ...presignRequest.properties.content_length,
     maximum: options.maxUploadBytes ?? 25 * 1024 * 1024
+  }
+  if (options.requireContentLength === true) {
+    presignRequest.required = [...(presignRequest.required ?? []), "content_length"]
   }
   const apiKey = [{ apiKey: [] }]
   const bearer = [{ bearer: [] }]

@@ -343,7 +343,10 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
     ...optional("events", events && inSection("events", events)),
-    attachments: optional("idSecret", config.attachmentIdSecret),
+    attachments: {
+      ...optional("idSecret", config.attachmentIdSecret),
+      requireContentLength: config.requireContentLength
+    },
     ...optional("rateLimiter", rateLimiting.layer && inSection("provider", rateLimiting.layer)),
     mailer: {
       ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),

@@ -157,7 +157,12 @@ export const ServerConfig = Schema.Struct({
   provider: Schema.Unknown,
   idempotency: Schema.optionalKey(Schema.Unknown),
   events: Schema.optionalKey(Events),
-  attachments: Schema.optionalKey(Schema.Struct({ idSecret: Schema.optionalKey(SecretOrEnv) })),
+  attachments: Schema.optionalKey(
+    Schema.Struct({
+      idSecret: Schema.optionalKey(SecretOrEnv),
+      requireContentLength: Schema.optionalKey(Schema.Boolean)
+    })
+  ),
   sending: Schema.optionalKey(
     Schema.Struct({
       attachmentBytesInFlight: Schema.optionalKey(positive("a whole number of bytes above 0", true)),
@@ -190,6 +195,8 @@ export interface Config {
   readonly events: EventsConfig | undefined
   /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
   readonly attachmentIdSecret: string | undefined
+  /** `attachments.requireContentLength`: a presign must declare the size its URL binds. Default false. */
+  readonly requireContentLength: boolean
   readonly sending: {
     readonly attachmentBytesInFlight?: number
     readonly attachmentBudgetWait?: string
@@ -285,6 +292,7 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     idempotency: idempotencyConfig,
     events,
     attachmentIdSecret,
+    requireContentLength: decoded.attachments?.requireContentLength ?? false,
     sending: rateLimit.value === undefined ? sending : { ...sending, rateLimit: rateLimit.value },
     metrics: metrics.value,
     tracing: tracing.value,

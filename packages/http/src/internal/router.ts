@@ -211,6 +211,7 @@ const routes = (
             v1BasePath,
             webhooks: eventSources.map((s) => s.name),
             maxUploadBytes: (yield* attachments).maxUploadBytes,
+            requireContentLength: (yield* attachments).requiresContentLength,
             ...(publicUrl === undefined ? {} : { publicUrl })
           })
         )
