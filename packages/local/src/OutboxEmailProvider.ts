@@ -153,7 +153,11 @@ const build = (
           attachments: email.attachments.map((a) => ({
             filename: Adapter.headerText(a.filename),
             contentType: a.contentType,
-            content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength)
+            content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength),
+            // As the vendors send every file. The composer would write a message/* part raw (8bit) and
+            // inline, where its own boundary lines and bare line ends would read as the outer message's.
+            contentDisposition: "attachment" as const,
+            contentTransferEncoding: "base64"
           })),
           headers: metadataHeaders(email.metadata),
           // Everything the message holds is given inline; the composer must never read a path or a URL.
@@ -256,7 +260,9 @@ const build = (
           new ProviderError.InvalidRequest({ message: `a message may have at most ${limits.maxRecipients} recipients` })
         )
       }
-      const refused = email.attachments.filter((a) => forbidden.has(Adapter.attachmentExtension(a.filename)))
+      const refused = email.attachments.filter((a) =>
+        Adapter.attachmentExtensions(a.filename).some((extension) => forbidden.has(extension))
+      )
       if (refused.length > 0) {
         return yield* fail(
           new ProviderError.InvalidRequest({

@@ -47,6 +47,19 @@ const cases: Record<string, Mail> = {
       { filename: "odd.bin", contentType: "application/octet-stream", content: randomBytes(57 * 3 + 1) }
     ]
   },
+  "a forwarded message, base64 and attached as the outbox sends it": {
+    ...base,
+    text: "Forwarded.",
+    attachments: [
+      {
+        filename: "forwarded.eml",
+        contentType: "message/rfc822",
+        content: Buffer.from("Subject: inner\r\n\r\n--boundary\nbare LF é\r\n"),
+        contentDisposition: "attachment",
+        contentTransferEncoding: "base64"
+      }
+    ]
+  },
   "html with attachments and no text": {
     ...base,
     html: "<p>Hi</p>",

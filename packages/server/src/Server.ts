@@ -372,7 +372,10 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
     ...optional("events", events && inSection("events", events)),
-    attachments: optional("idSecret", config.attachmentIdSecret),
+    attachments: {
+      ...optional("idSecret", config.attachmentIdSecret),
+      requireContentLength: config.requireContentLength
+    },
     ...optional("rateLimiter", rateLimiting.layer && inSection("provider", rateLimiting.layer)),
     mailer: {
       ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
@@ -392,7 +395,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     )
     context = (await runtime.context()) as Context.Context<never>
     if (config.provider.kind === "outbox") {
-      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime })
+      const { logError } = options
+      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime, logError })
     }
     handle = handlers.node
   } catch (cause) {

@@ -26,6 +26,7 @@ import {
   type TracingConfig,
   tracingSection
 } from "./internal/operations.js"
+import { hashedSecretProblems } from "./internal/secrets.js"
 import * as Smtp from "./internal/smtpProvider.js"
 import {
   type IdempotencyConfig,
@@ -176,7 +177,12 @@ export const ServerConfig = Schema.Struct({
   provider: Schema.Unknown,
   idempotency: Schema.optionalKey(Schema.Unknown),
   events: Schema.optionalKey(Events),
-  attachments: Schema.optionalKey(Schema.Struct({ idSecret: Schema.optionalKey(SecretOrEnv) })),
+  attachments: Schema.optionalKey(
+    Schema.Struct({
+      idSecret: Schema.optionalKey(SecretOrEnv),
+      requireContentLength: Schema.optionalKey(Schema.Boolean)
+    })
+  ),
   sending: Schema.optionalKey(
     Schema.Struct({
       attachmentBytesInFlight: Schema.optionalKey(positive("a whole number of bytes above 0", true)),
@@ -214,6 +220,8 @@ export interface Config {
   readonly events: EventsConfig | undefined
   /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
   readonly attachmentIdSecret: string | undefined
+  /** `attachments.requireContentLength`: a presign must declare the size its URL binds. Default false. */
+  readonly requireContentLength: boolean
   readonly sending: {
     readonly attachmentBytesInFlight?: number
     readonly attachmentBudgetWait?: string
@@ -309,6 +317,7 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     idempotency: idempotencyConfig,
     events,
     attachmentIdSecret,
+    requireContentLength: decoded.attachments?.requireContentLength ?? false,
     sending: rateLimit.value === undefined ? sending : { ...sending, rateLimit: rateLimit.value },
     metrics: metrics.value,
     tracing: tracing.value,
@@ -338,7 +347,12 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   if (value === undefined) return { ...none, problems: [] }
   if (Array.isArray(value)) {
     const list = decodeWith(Schema.Array(Organization), value, "organizations")
-    return { ...none, organizations: list.value ?? [], problems: list.problems }
+    const malformed = (list.value ?? []).flatMap((org, i) =>
+      (["apiKeys", "accessTokens"] as const).flatMap((field) =>
+        (org[field] ?? []).flatMap((entry, j) => hashedSecretProblems(entry, `organizations[${i}].${field}[${j}]`))
+      )
+    )
+    return { ...none, organizations: list.value ?? [], problems: [...list.problems, ...malformed] }
   }
   if (typeof value !== "object" || value === null || (value as { kind?: unknown }).kind !== "postgres") {
     return { ...none, problems: ['organizations: must be a list of organizations, or {"kind": "postgres", ...}'] }
