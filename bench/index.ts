@@ -10,6 +10,7 @@ import * as outbox from "./outbox.ts"
 import * as presign from "./presign.ts"
 import * as s3 from "./s3.ts"
 import * as ses from "./ses.ts"
+import * as smtp from "./smtp.ts"
 
 // `pnpm bench ses outbox` runs only the suites named (by module name); without a name, all of them.
 const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Promise<ReadonlyArray<object>> }]> = [
@@ -22,6 +23,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "ses",
     "Send overhead: Mailer.send (SES adapter) in process and POST /emails through @mailroom/http, vs SESv2Client.send, on one SES emulator (15 interleaved rounds of 60); over HTTP, the floor a bare node:http server reaches",
     ses
+  ],
+  [
+    "smtp",
+    "SMTP throughput: SmtpEmailProvider.send vs nodemailer's pooled transport used directly, to one smtp-server (5 connections, 7 interleaved rounds of 4 batches of 50)",
+    smtp
   ],
   [
     "gcs",

@@ -14,6 +14,13 @@ import * as Wire from "./Wire.js"
 export interface Config {
   /** Largest upload a presigned URL is issued for when `content_length` is declared. Default 25 MiB. */
   readonly maxUploadBytes?: number
+  /**
+   * Refuse a presign without `content_length` (400), so every upload URL binds the exact size: what a
+   * store that cannot bound an undeclared upload needs (S3's presigned PUT; GCS without its
+   * `maxUploadBytes`). Default false: the API lets clients leave the size out, and such an upload is
+   * bounded only where the store can, and when it is sent (the provider's message size).
+   */
+  readonly requireContentLength?: boolean
   /** Lifetime of upload and download URLs in seconds. Default 3600, as the spec says. */
   readonly expiresIn?: number
   /**
@@ -28,6 +35,8 @@ export interface Config {
 export interface Attachments {
   /** The largest `content_length` a presign accepts: the API's document states it. */
   readonly maxUploadBytes: number
+  /** Whether a presign must declare `content_length` (`Config.requireContentLength`): the API's document states it. */
+  readonly requiresContentLength: boolean
   readonly presign: (
     principal: Principal,
     request: typeof Wire.PresignRequest.Encoded
@@ -60,6 +69,7 @@ const publicIdSecret = "public"
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const store = yield* ObjectStore
   const maxUploadBytes = config.maxUploadBytes ?? defaultMaxUploadBytes
+  const requiresContentLength = config.requireContentLength ?? false
   const expiresIn = config.expiresIn ?? 3600
   const decodePresign = Wire.decode(Wire.PresignRequest)
   const idKey = AttachmentKey.idKey(
@@ -107,10 +117,16 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   return Attachments.of({
     maxUploadBytes,
+    requiresContentLength,
     presign: (principal, request) =>
       Effect.gen(function* () {
         const input = yield* decodePresign(request)
         yield* checkOrgId(principal, input.org_id)
+        if (requiresContentLength && input.content_length === undefined) {
+          return yield* new ValidationError({
+            errors: ["content_length: is required: upload URLs are issued for a declared size only"]
+          })
+        }
         if (input.content_length !== undefined && input.content_length > maxUploadBytes) {
           return yield* new ValidationError({
             errors: [`content_length: must be at most ${maxUploadBytes} bytes`]

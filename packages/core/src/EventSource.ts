@@ -1,7 +1,7 @@
 // An inbound webhook a provider calls with its delivery records: it checks that the caller is the
 // provider, and translates each record into MailEvents. @mailroom/http serves each at POST /webhooks/{name}.
 import { Data, type Effect, Redacted } from "effect"
-import { digestOf, isHashed, matches } from "./internal/secret.js"
+import { isHashed, matcher } from "./internal/secret.js"
 import type * as MailEvent from "./MailEvent.js"
 
 /** What a transport hands a source: the request's headers and its raw body. */
@@ -58,11 +58,25 @@ export const refusal = (source: string, tag: Reason["_tag"], message: string, ca
 export const isEventSourceError = (u: unknown): u is EventSourceError =>
   typeof u === "object" && u !== null && TypeId in u
 
+/**
+ * What a request's headers alone prove, before its body is read: `"verified"` (they carry the
+ * provider's credential: the body is read and `receive` checks again), `"unverified"` (only the body
+ * can prove it, as an SNS signature does: a transport reads few such bodies at once), or the refusal.
+ */
+export type HeaderCheck = "verified" | "unverified" | EventSourceError
+
 export interface EventSource {
   /** The path segment it is served under: `ses` -> `POST /webhooks/ses`. Letters, digits and `-`. */
   readonly name: string
   /** The events in a verified request (none for a subscription confirmation), or why it was refused. */
   readonly receive: (request: InboundRequest) => Effect.Effect<ReadonlyArray<MailEvent.Unrouted>, EventSourceError>
+  /**
+   * The largest body the provider sends, in bytes: a transport refuses a larger one (413) before or
+   * while reading it. Absent: the transport's own limit.
+   */
+  readonly maxBodyBytes?: number
+  /** Checks what the headers can prove, so a caller they refuse costs no body. Absent: `"unverified"`. */
+  readonly checkHeaders?: (header: InboundRequest["header"]) => HeaderCheck
 }
 
 /** A shared secret as configured: the value, a `Redacted` value, or `sha256:<hex>` of the value. */
@@ -70,14 +84,11 @@ export type Secret = string | Redacted.Redacted<string>
 
 /**
  * A check of presented values against a configured secret, in constant time, keeping only the
- * secret's SHA-256 digest. Throws on an empty secret, which would let an empty header in.
+ * secret's SHA-256 digest; the check never throws. Building it throws on an empty secret, which would
+ * let an empty header in, or a malformed `sha256:` value.
  */
-export const secretMatcher = (secret: Secret, what: string): ((presented: string | undefined) => boolean) => {
-  const value = typeof secret === "string" ? secret : Redacted.value(secret)
-  if (value.trim() === "") throw new Error(`${what} must not be empty`)
-  const digest = digestOf(value)
-  return (presented) => presented !== undefined && presented !== "" && matches(digest, presented)
-}
+export const secretMatcher = (secret: Secret, what: string): ((presented: string | undefined) => boolean) =>
+  matcher(typeof secret === "string" ? secret : Redacted.value(secret), what)
 
 /** True for a secret given as `sha256:<hex>` (which can be checked, but not sent or signed with). */
 export const isHashedSecret = (secret: Secret): boolean =>

@@ -1,6 +1,6 @@
 // The storage interface mailroom keeps attachments in: presigned URLs for direct uploads and
 // downloads, plus head/get/read/delete. Adapters (S3, GCS, local disk) implement it; this module also holds the memory store.
-import { createHmac, timingSafeEqual } from "node:crypto"
+import { createHmac } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { contentDisposition } from "./internal/headers.js"
 import {
@@ -10,6 +10,7 @@ import {
   type ObjectTooLarge
 } from "./internal/objectStoreError.js"
 import { admit } from "./internal/read.js"
+import { constantTimeEqual } from "./internal/secret.js"
 
 export {
   AccessDenied,
@@ -129,8 +130,7 @@ export const makeMemory = (options: MemoryOptions = {}): MemoryObjectStore => {
     const bound = Object.fromEntries(params)
     const expected = Buffer.from(sign([request.method, key, expires, ...Object.entries(bound).flat()]))
     const given = Buffer.from(signature)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
-      return refuse(403, "signature does not match")
+    if (!constantTimeEqual(given, expected)) return refuse(403, "signature does not match")
     if (Number(expires) * 1000 < now()) return refuse(403, "URL has expired")
     if (request.method === "GET") {
       const object = objects.get(key)

@@ -1,11 +1,10 @@
 // Who is calling: resolves an API key or bearer token to an organisation, and says which sender
 // domains that organisation may send from. The static layer reads them from configuration.
-import { timingSafeEqual } from "node:crypto"
 import { type Config, Context, Effect, Layer } from "effect"
 import { invalidOption } from "./adapter.js"
 import { asciiDomain } from "./internal/address.js"
 import { formatPath } from "./internal/issues.js"
-import { digestOf, sha256 } from "./internal/secret.js"
+import { constantTimeEqual, digestOf, hashedProblem, sha256 } from "./internal/secret.js"
 import { NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 
 export interface Principal {
@@ -43,7 +42,7 @@ export interface OrganizationConfig {
   /** A DNS label: the organisation always may send from `{slug}.{serviceDomain}`. */
   readonly slug: string
   readonly verifiedDomains?: ReadonlyArray<string>
-  /** Plain keys, or `sha256:<hex>` of a key so configuration need not hold the key itself. */
+  /** Plain keys, or `sha256:<64 hex>` (the key's SHA-256) so configuration need not hold the key itself. */
   readonly apiKeys?: ReadonlyArray<string>
   readonly accessTokens?: ReadonlyArray<string>
 }
@@ -141,6 +140,9 @@ export const makeStatic = (options: StaticOptions): Organizations => {
       for (const [j, entry] of (list ?? []).entries()) {
         // An empty entry would let an empty header in.
         if (entry.trim() === "") throw new InvalidOption(["organizations", i, field, j], "must not be empty")
+        // A typo in a hash would otherwise be a key that nobody holds.
+        const malformed = hashedProblem(entry)
+        if (malformed !== undefined) throw new InvalidOption(["organizations", i, field, j], malformed)
         // What cannot travel in its header could never authenticate.
         const hashed = entry.startsWith("sha256:")
         if (!hashed && kind === "accessToken" && !/^[A-Za-z0-9\-._~+/]+=*$/.test(entry)) {
@@ -172,7 +174,7 @@ export const makeStatic = (options: StaticOptions): Organizations => {
         let found: Principal | undefined
         // No early exit: every entry is compared, whichever matches.
         for (const entry of credentials) {
-          if (timingSafeEqual(entry.digest, digest) && entry.kind === credential.kind) found = entry.principal
+          if (constantTimeEqual(entry.digest, digest) && entry.kind === credential.kind) found = entry.principal
         }
         return found === undefined
           ? Effect.fail(new Unauthorized({ message: "missing, invalid or revoked credential" }))

@@ -3,11 +3,19 @@
 // accepted events of local providers) and the one way adapters refuse bad options. CONTRIBUTING.md
 // shows them at work in the smallest adapter.
 import { Config, Duration, Effect, Redacted, Schema, SchemaIssue } from "effect"
+import { matcher } from "./internal/secret.js"
 
 export { filenameOf } from "./internal/attachmentKey.js"
-export { attachmentExtension, contentDisposition, encodedWords, headerText } from "./internal/headers.js"
+export {
+  attachmentExtension,
+  attachmentExtensions,
+  contentDisposition,
+  encodedWords,
+  headerText
+} from "./internal/headers.js"
 export { publishAccepted } from "./internal/publish.js"
 export { admit } from "./internal/read.js"
+export { constantTimeEqual, hashedProblem as hashedSecretProblem } from "./internal/secret.js"
 export { withSpan } from "./internal/tracing.js"
 
 /** The largest upload core presigns by default (25 MiB): what a store serving its own URLs accepts unless told. */
@@ -18,6 +26,14 @@ export type Secret = string | Redacted.Redacted<string>
 
 /** The value of a secret given either way. */
 export const secretValue = (secret: Secret): string => (Redacted.isRedacted(secret) ? Redacted.value(secret) : secret)
+
+/**
+ * A check of presented values against a configured secret (plain, `Redacted`, or `sha256:<64 hex>` of
+ * it), in constant time, keeping only its digest; the check never throws. Building it throws for an
+ * empty secret (which would let an empty header in) or a malformed hash, naming `what`.
+ */
+export const secretMatcher = (secret: Secret, what: string): ((presented: string | undefined) => boolean) =>
+  matcher(secretValue(secret), what)
 
 /**
  * The error an adapter's `make` fails with when an option is wrong: Effect's own `ConfigError`, so

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Attachments, ObjectStore } from "../src/index.js"
+import { Attachments, MailroomError, ObjectStore } from "../src/index.js"
 import { acme, globex, makeWorld } from "./fixtures.js"
 
 const upload = (store: ObjectStore.MemoryObjectStore, url: string, contentType: string, body: string) =>
@@ -18,6 +18,29 @@ const presignedName = (filename: string) =>
   })
 
 describe("Attachments.presign", () => {
+  it.effect(
+    "with requireContentLength, refuses a presign that declares no size; the URL binds the declared one",
+    () => {
+      const world = makeWorld()
+      return Effect.gen(function* () {
+        const attachments = yield* Attachments.make({ requireContentLength: true }).pipe(
+          Effect.provideService(ObjectStore.ObjectStore, world.store)
+        )
+        assert.isTrue(attachments.requiresContentLength)
+        const refused = yield* Effect.flip(attachments.presign(acme, { filename: "a.pdf" }))
+        assert.deepStrictEqual(
+          refused,
+          new MailroomError.ValidationError({
+            errors: ["content_length: is required: upload URLs are issued for a declared size only"]
+          })
+        )
+        const { url } = yield* attachments.presign(acme, { filename: "a.pdf", content_length: 3 })
+        assert.strictEqual((yield* upload(world.store, url, "application/octet-stream", "abcd")).status, 403)
+        assert.strictEqual((yield* upload(world.store, url, "application/octet-stream", "abc")).status, 200)
+      })
+    }
+  )
+
   it.effect("answers a URL, a key in the org's layout, 3600 s and an att_ id", () => {
     const world = makeWorld()
     return Effect.gen(function* () {

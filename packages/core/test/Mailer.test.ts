@@ -215,6 +215,57 @@ describe("Mailer.send", () => {
       }).pipe(Effect.provide(world.layer))
     })
 
+    it.effect("the forbidden-extension check judges the name a mail client would show", () => {
+      const world = makeWorld()
+      return Effect.gen(function* () {
+        const key = yield* upload(world, acme, "setup.bin")
+        for (const filename of [
+          "evil.ex\u200be",
+          "evil.\uff45\uff58\uff45",
+          "evil\uff0eEXE",
+          "evil.exe:stream",
+          "evil.exe;.pdf",
+          "evil.e\u00adxe",
+          "../evil.exe/..",
+          "evil\u202egpj.exe"
+        ]) {
+          const errors = yield* validationErrors(send(acme, { ...request(), attachments: [{ filename, key }] }))
+          assert.deepStrictEqual(
+            errors,
+            ["attachments[0].filename: .exe files are not accepted by the provider"],
+            filename
+          )
+        }
+        assert.lengthOf((world.provider as EmailProvider.MemoryEmailProvider).sent, 0)
+      }).pipe(Effect.provide(world.layer))
+    })
+
+    it.effect("a file name in a send is cleaned by the rule presign names keys with", () => {
+      const world = makeWorld()
+      return Effect.gen(function* () {
+        const key = yield* upload(world, acme, "evil.exe.txt")
+        const cases = [
+          ["../../evil.exe.txt", "evil.exe.txt"],
+          ["..\\..\\windows\\report.pdf", "windows_report.pdf"],
+          ["  .hidden.pdf  ", "hidden.pdf"],
+          ["Meeting: notes?.txt", "Meeting_ notes_.txt"],
+          ["Rapport\u202E.pdf", "Rapport.pdf"],
+          ["Facture ao\u0075\u0302t.pdf", "Facture août.pdf"]
+        ] as const
+        for (const [filename] of cases) yield* send(acme, { ...request(), attachments: [{ filename, key }] })
+        const sent = (world.provider as EmailProvider.MemoryEmailProvider).sent
+        assert.deepStrictEqual(
+          sent.map(({ email }) => email.attachments[0]?.filename),
+          cases.map(([, cleaned]) => cleaned)
+        )
+        // The name in a key and the name in a message follow one rule.
+        const presigned = yield* Effect.flatMap(Attachments.Attachments, (a) =>
+          a.presign(acme, { filename: "../../evil.exe.txt" })
+        )
+        assert.isTrue(presigned.key.endsWith("-evil.exe.txt"))
+      }).pipe(Effect.provide(world.layer))
+    })
+
     it.effect("a message over the provider's size, counted after base64, is a 400", () => {
       const world = makeWorld({
         provider: EmailProvider.makeMemory({ limits: { ...EmailProvider.memoryLimits, maxMessageBytes: 100 } })

@@ -239,6 +239,20 @@ describe("Organizations.makeStatic", () => {
       )
     })
 
+    it("a hashed credential that is not sha256: and 64 hex digits, which no key could match", () => {
+      const problem = 'a hashed secret must be "sha256:" followed by exactly 64 hex digits (the SHA-256 of the secret)'
+      for (const entry of ["sha256:abcd", "sha256:", `sha256:${sha256Hex("k")}0`, `sha256:${"g".repeat(64)}`]) {
+        assert.strictEqual(
+          configurationError([{ id: "org_acme", slug: "acme", apiKeys: ["mr_test_acme"], accessTokens: [entry] }]),
+          `organizations[0].accessTokens[0]: ${problem}`
+        )
+        assert.strictEqual(
+          configurationError([{ id: "org_acme", slug: "acme", apiKeys: [entry] }]),
+          `organizations[0].apiKeys[0]: ${problem}`
+        )
+      }
+    })
+
     it("a verified domain that is not a domain name", () => {
       for (const domain of ["not a domain", "localhost", "acme.example/path", "alice@acme.example", "127.0.0.1"]) {
         assert.strictEqual(

@@ -1,8 +1,9 @@
+import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Config, ConfigProvider, Effect, Layer } from "effect"
+import { Clock, Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import * as Adapter from "../src/adapter.js"
-import { ObjectStore } from "../src/index.js"
+import { EventSource, ObjectStore } from "../src/index.js"
 
 describe("invalidOption", () => {
   it("is Effect's ConfigError, naming the option and what it must be, never its value", () => {
@@ -30,6 +31,52 @@ describe("invalidOption", () => {
       assert.strictEqual(missing._tag, "ConfigError")
     })
   )
+})
+
+describe("attachmentExtensions", () => {
+  it("reads a name as any mail client or file system may: folded, invisible characters gone, cut at : and ;", () => {
+    const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+      ["report.pdf", ["pdf"]],
+      ["Setup.EXE. ", ["exe"]],
+      ["evil.ex\u200be", ["exe"]],
+      ["evil.\uff45\uff58\uff45", ["exe"]],
+      ["evil.exe:stream", ["exe:stream", "exe"]],
+      ["evil.exe;.pdf", ["pdf", "exe"]],
+      ["notes: part 2.txt", ["txt"]],
+      ["README", []]
+    ]
+    for (const [name, extensions] of cases) assert.deepStrictEqual(Adapter.attachmentExtensions(name), extensions, name)
+    assert.strictEqual(Adapter.attachmentExtension("evil.\uff45\uff58\uff45"), "exe")
+  })
+})
+
+describe("comparing secrets", () => {
+  it("constantTimeEqual answers false, never throws, for values of different lengths", () => {
+    const bytes = (s: string) => new TextEncoder().encode(s)
+    assert.isTrue(Adapter.constantTimeEqual(bytes("secret"), bytes("secret")))
+    assert.isFalse(Adapter.constantTimeEqual(bytes("secret"), bytes("secreT")))
+    assert.isFalse(Adapter.constantTimeEqual(bytes("secret"), bytes("secret!")))
+    assert.isFalse(Adapter.constantTimeEqual(bytes(""), bytes("x")))
+  })
+
+  it("secretMatcher takes a plain or sha256: secret; a malformed hash is refused when it is built, naming it", () => {
+    const hex = createHash("sha256").update("s3cret").digest("hex")
+    for (const secret of ["s3cret", Redacted.make("s3cret"), `sha256:${hex}`, `sha256:${hex.toUpperCase()}`]) {
+      const matches = Adapter.secretMatcher(secret, "token")
+      assert.isTrue(matches("s3cret"))
+      for (const wrong of [undefined, "", "s3cre", "s3cret ", "x".repeat(100_000)]) assert.isFalse(matches(wrong))
+    }
+    for (const malformed of ["sha256:abcd", "sha256:", `sha256:${hex}0`]) {
+      assert.throws(
+        () => Adapter.secretMatcher(malformed, "viewer.token"),
+        'viewer.token: a hashed secret must be "sha256:" followed by exactly 64 hex digits'
+      )
+      assert.throws(() => EventSource.secretMatcher(malformed, "eventBridgeSecret"), "eventBridgeSecret: a hashed")
+      assert.isString(Adapter.hashedSecretProblem(malformed))
+    }
+    assert.isUndefined(Adapter.hashedSecretProblem("plain value"))
+    assert.throws(() => Adapter.secretMatcher(" ", "token"), "token must not be empty")
+  })
 })
 
 describe("the memory store's clock", () => {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Storage } from "@google-cloud/storage"
+import { Attachments, ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Effect, Redacted } from "effect"
 import { GoogleAuth } from "google-auth-library"
@@ -134,6 +135,32 @@ describe("upload URLs", () => {
         contentLength: 9
       })
       assert.strictEqual(new URL(exact).searchParams.get("X-Goog-SignedHeaders"), "content-length;content-type;host")
+    })
+  )
+
+  it.live("through core's Attachments with requireContentLength, every URL binds the size the presign declared", () =>
+    Effect.gen(function* () {
+      const attachments = yield* Attachments.make({ requireContentLength: true }).pipe(
+        Effect.provideService(ObjectStore.ObjectStore, store)
+      )
+      const principal = { orgId: "org_acme", slug: "acme" }
+      const refusedPresign = yield* Effect.flip(
+        attachments.presign(principal, { filename: "a.pdf", content_type: "application/pdf" })
+      )
+      assert.deepStrictEqual((refusedPresign as { errors?: unknown }).errors, [
+        "content_length: is required: upload URLs are issued for a declared size only"
+      ])
+      const { url } = yield* attachments.presign(principal, {
+        filename: "a.pdf",
+        content_type: "application/pdf",
+        content_length: 1234
+      })
+      // What a client that follows the API sends: Content-Type, and the Content-Length of its body.
+      const upload = { method: "PUT", url, headers: { "content-type": "application/pdf" }, at: Date.now() }
+      accepted({ ...upload, headers: { ...upload.headers, "content-length": "1234" } })
+      refused({ ...upload, headers: { ...upload.headers, "content-length": "1235" } }, /does not match/)
+      refused({ ...upload, headers: { ...upload.headers, "content-length": "999999999" } }, /does not match/)
+      refused(upload, /content-length was not sent/)
     })
   )
 })

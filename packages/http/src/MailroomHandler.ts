@@ -114,7 +114,7 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): 
           return settled()
         }
         // A body we stopped reading is not drained: the connection closes instead.
-        const headers = oversized ? { ...answer.headers, connection: "close" } : answer.headers
+        const headers = oversized || answer.close === true ? { ...answer.headers, connection: "close" } : answer.headers
         res.writeHead(answer.status, { ...headers, "content-length": Buffer.byteLength(answer.body) })
         res.end(answer.body)
         settled()

@@ -44,6 +44,8 @@ export interface DocumentOptions {
   readonly basePath?: string
   /** The largest `content_length` a presign accepts (core's `Attachments` says). Default 25 MiB. */
   readonly maxUploadBytes?: number
+  /** Whether a presign must declare `content_length` (core's `Attachments` says). Default false. */
+  readonly requireContentLength?: boolean
   readonly v1BasePath?: string
   /** Names of the providers' delivery webhooks served at `POST {basePath}/webhooks/{name}`. */
   readonly webhooks?: ReadonlyArray<string>
@@ -69,8 +71,12 @@ const webhookPath = (name: string) => ({
       },
       "400": errorResponse("message", "Not a message this provider sends"),
       "401": errorResponse("message", "Bad signature or credential"),
+      "408": errorResponse("message", "A body only its content can verify did not arrive in time"),
       "413": errorResponse("message", "Body too large"),
-      "503": errorResponse("message", "Cannot be checked or queued now; the provider should retry")
+      "503": errorResponse(
+        "message",
+        "Cannot be checked or queued now, or too many are being verified (Retry-After); the provider should retry"
+      )
     }
   }
 })
@@ -98,10 +104,16 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     if (!(name in generated.definitions)) components[name] = generated.schema
   }
   // The limit is configuration, not schema: the decoder checks it after the schema does.
-  const presignRequest = components.PresignRequest as { properties: Record<string, Record<string, unknown>> }
+  const presignRequest = components.PresignRequest as {
+    properties: Record<string, Record<string, unknown>>
+    required?: Array<string>
+  }
   presignRequest.properties.content_length = {
     ...presignRequest.properties.content_length,
     maximum: options.maxUploadBytes ?? 25 * 1024 * 1024
+  }
+  if (options.requireContentLength === true) {
+    presignRequest.required = [...(presignRequest.required ?? []), "content_length"]
   }
   const apiKey = [{ apiKey: [] }]
   const bearer = [{ bearer: [] }]

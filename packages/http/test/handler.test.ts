@@ -198,6 +198,28 @@ for (const [transport, start] of Object.entries(transports)) {
         expectJson(answer, 400, { errors: ["attachments[0].filename: .exe files are not accepted by the provider"] })
       })
 
+      it("a file name is cleaned as presign cleans it, and judged as a mail client shows it", async () => {
+        const { key } = await presignAndUpload(apiKey())
+        const sent = await call("POST", "/emails", {
+          headers: apiKey(),
+          body: { ...message, attachments: [{ filename: "../../evil.exe.txt", key }] }
+        })
+        assert.strictEqual(sent.status, 201, sent.text)
+        assert.strictEqual(world.provider.sent.at(-1)?.email.attachments[0]?.filename, "evil.exe.txt")
+        const refused = await call("POST", "/emails", {
+          headers: apiKey(),
+          body: {
+            ...message,
+            attachments: ["evil.ex\u200be", "evil.\uff45\uff58\uff45", "evil.exe:stream", "evil.exe;.pdf"].map(
+              (filename) => ({ filename, key })
+            )
+          }
+        })
+        expectJson(refused, 400, {
+          errors: [0, 1, 2, 3].map((i) => `attachments[${i}].filename: .exe files are not accepted by the provider`)
+        })
+      })
+
       it("422 {error} when the from domain is not verified", async () => {
         const answer = await call("POST", "/emails", {
           headers: apiKey(),

@@ -1,5 +1,7 @@
 // POST /webhooks/{name}: a provider's delivery webhook through each transport. The source decides
 // what is genuine; the route answers its verdict and hands the events on, and nothing from a refused request.
+
+import { request } from "node:http"
 import { EmailProvider, EventSource, MailEvent, MailEvents, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
 import { Effect } from "effect"
 import { afterAll, assert, beforeAll, beforeEach, describe, it } from "vitest"
@@ -140,6 +142,112 @@ for (const [transport, start] of Object.entries(transports)) {
   })
 }
 
+/** A source whose headers decide: `x-signed` needs its body read (as SNS), a right secret is verified. */
+const received: Array<string> = []
+const checkingSource: EventSource.EventSource = {
+  name: "checking",
+  maxBodyBytes: 1024,
+  checkHeaders: (header) =>
+    header("x-test-secret") === "s3cret"
+      ? "verified"
+      : header("x-signed") !== undefined
+        ? "unverified"
+        : EventSource.refusal("test", "Unauthenticated", "bad test secret"),
+  receive: (request) =>
+    Effect.sync(() => {
+      received.push(Buffer.from(request.body).toString("utf8"))
+      return []
+    })
+}
+
+interface Partial {
+  /** The status and Retry-After, once the answer arrives. */
+  readonly answer: Promise<{ readonly status: number; readonly retryAfter: string | undefined }>
+  /** Sends the rest of the body. */
+  readonly finish: () => void
+}
+
+/** A POST that declares `length` bytes and sends only the first; the rest on `finish`. */
+const partial = (url: string, headers: Record<string, string>, length: number): Partial => {
+  const outgoing = request(url, {
+    method: "POST",
+    headers: { ...headers, "content-length": String(length) },
+    agent: false
+  })
+  const answer = new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {
+    outgoing.once("response", (response) => {
+      response.resume()
+      const retryAfter = response.headers["retry-after"]
+      response.once("end", () => resolve({ status: response.statusCode ?? 0, retryAfter }))
+    })
+    outgoing.once("error", reject)
+  })
+  outgoing.write("{")
+  return { answer, finish: () => outgoing.end("x".repeat(length - 1)) }
+}
+
+for (const [transport, start] of Object.entries(transports)) {
+  describe(`${transport}: what a webhook's headers prove, before its body`, () => {
+    let server: Running
+    beforeAll(async () => {
+      const world = makeWorld()
+      server = await start(world, {
+        eventSources: [checkingSource],
+        maxUnverifiedWebhookBodies: 2,
+        unverifiedWebhookBodyTimeout: "1 second"
+      })
+    })
+    afterAll(() => server.close())
+    beforeEach(() => {
+      received.length = 0
+    })
+    const path = () => `${server.url}/webhooks/checking`
+
+    it("headers the source refuses: 401 at once, the body never read", async () => {
+      const refused = partial(path(), { "x-test-secret": "wrong" }, 1000)
+      assert.deepStrictEqual(await refused.answer, { status: 401, retryAfter: undefined })
+      refused.finish()
+      assert.deepStrictEqual(received, [])
+    })
+
+    it("a declared body over the source's own limit: 413 at once, before the body", async () => {
+      const large = partial(path(), { "x-test-secret": "s3cret" }, 1025)
+      assert.strictEqual((await large.answer).status, 413)
+      large.finish()
+      assert.deepStrictEqual(received, [])
+    })
+
+    it("bodies only their content can verify: two at once, a third 503 with Retry-After; verified ones still read", async () => {
+      const held = [partial(path(), { "x-signed": "1" }, 10), partial(path(), { "x-signed": "1" }, 10)]
+      try {
+        // The two are read (and hold their places) once their first byte has arrived.
+        let third = await partial(path(), { "x-signed": "1" }, 10).answer
+        for (let i = 0; i < 50 && third.status !== 503; i++) {
+          third = await partial(path(), { "x-signed": "1" }, 10).answer
+        }
+        assert.deepStrictEqual(third, { status: 503, retryAfter: "5" })
+        const verified = partial(path(), { "x-test-secret": "s3cret" }, 10)
+        verified.finish()
+        assert.strictEqual((await verified.answer).status, 200)
+      } finally {
+        for (const request of held) request.finish()
+      }
+      assert.deepStrictEqual(await Promise.all(held.map((r) => r.answer.then((a) => a.status))), [200, 200])
+      const next = partial(path(), { "x-signed": "1" }, 10)
+      next.finish()
+      assert.strictEqual((await next.answer).status, 200)
+    })
+
+    it("an unverified body that does not arrive in time: 408, and its place is given back", async () => {
+      const slow = partial(path(), { "x-signed": "1" }, 10)
+      assert.strictEqual((await slow.answer).status, 408)
+      const next = partial(path(), { "x-signed": "1" }, 10)
+      next.finish()
+      assert.strictEqual((await next.answer).status, 200)
+    })
+  })
+}
+
 describe("OpenAPI", () => {
   it("lists each configured webhook, without API-key security", () => {
     const document = OpenApi.document({ webhooks: ["ses", "postmark"] }) as {
@@ -148,7 +256,7 @@ describe("OpenAPI", () => {
     for (const name of ["ses", "postmark"]) {
       const operation = document.paths[`/webhooks/${name}`]?.post
       assert.deepStrictEqual(operation?.security, [])
-      assert.hasAllKeys(operation?.responses ?? {}, ["200", "400", "401", "413", "503"])
+      assert.hasAllKeys(operation?.responses ?? {}, ["200", "400", "401", "408", "413", "503"])
     }
     assert.isUndefined((OpenApi.document() as typeof document).paths["/webhooks/ses"])
   })

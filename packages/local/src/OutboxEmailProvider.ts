@@ -165,8 +165,13 @@ const build = (
             filename: Adapter.headerText(a.filename),
             contentType: a.contentType,
             content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength),
-            // The composer makes only an image with a cid inline by itself: said for every part.
-            ...(a.contentId === undefined ? {} : { cid: a.contentId, contentDisposition: "inline" as const })
+            // As the vendors send every file: base64, a download unless the HTML shows it by its cid. The
+            // composer would write a message/* part raw (8bit) and inline, where its own boundary lines
+            // and bare line ends would read as the outer message's.
+            ...(a.contentId === undefined
+              ? { contentDisposition: "attachment" as const }
+              : { cid: a.contentId, contentDisposition: "inline" as const }),
+            contentTransferEncoding: "base64"
           })),
           headers,
           normalizeHeaderKey: Headers.keepCase(headers),
@@ -273,7 +278,9 @@ const build = (
           new ProviderError.InvalidRequest({ message: `a message may have at most ${limits.maxRecipients} recipients` })
         )
       }
-      const refused = email.attachments.filter((a) => forbidden.has(Adapter.attachmentExtension(a.filename)))
+      const refused = email.attachments.filter((a) =>
+        Adapter.attachmentExtensions(a.filename).some((extension) => forbidden.has(extension))
+      )
       if (refused.length > 0) {
         return yield* fail(
           new ProviderError.InvalidRequest({

@@ -211,6 +211,52 @@ describe("OutboxEmailProvider", () => {
     assert.deepStrictEqual(new Uint8Array(parsed.attachments[0]?.content ?? []), pdf)
   })
 
+  it("every attachment, a message/rfc822 one included, is base64 with an attachment disposition", async () => {
+    const dir = freshDir()
+    const provider = await outbox({ dir })
+    // A forwarded message whose bytes, written raw, would be read as parts of the outer message: its own
+    // MIME boundary lines, a bare LF, a 1,000-character line and 8-bit bytes.
+    const forwarded = Buffer.concat([
+      Buffer.from(
+        'From: a@example.com\r\nSubject: inner\r\nContent-Type: multipart/mixed; boundary="inner"\r\n\r\n' +
+          "--inner\r\nContent-Type: text/plain\r\n\r\nhello\nbare LF\r\n--inner\r\n" +
+          'Content-Type: application/x-msdownload\r\nContent-Disposition: attachment; filename="evil.exe"\r\n\r\nMZ\r\n' +
+          `--inner--\r\n${"x".repeat(1000)}\r\n`
+      ),
+      Buffer.from([0xe9, 0xff, 0x00, 0x0d, 0x0a])
+    ])
+    const { messageId } = await send(
+      provider,
+      message({
+        attachments: [
+          { filename: "forwarded.eml", contentType: "message/rfc822", content: new Uint8Array(forwarded) },
+          { filename: "notes.txt", contentType: "text/plain", content: new TextEncoder().encode("notes") }
+        ]
+      })
+    )
+    const raw = await readFile(path.join(dir, `${messageId}.eml`))
+    const text = raw.toString("latin1")
+    // Nothing of the forwarded message is in the file as it is.
+    assert.notInclude(text, "--inner")
+    assert.notInclude(text, "evil.exe")
+    const parts = text
+      .split(/\r\n--[^\r\n]+\r\n/)
+      .filter((part) => /^Content-Type: (message|text\/plain; name)/im.test(part))
+    for (const part of parts) {
+      assert.match(part, /^Content-Transfer-Encoding: base64\r$/m)
+      assert.match(part, /^Content-Disposition: attachment; filename=/m)
+    }
+    const parsed = await simpleParser(raw)
+    assert.deepStrictEqual(
+      parsed.attachments.map((a) => [a.filename, a.contentType, a.contentDisposition]),
+      [
+        ["forwarded.eml", "message/rfc822", "attachment"],
+        ["notes.txt", "text/plain", "attachment"]
+      ]
+    )
+    assert.deepStrictEqual(Buffer.from(parsed.attachments[0]?.content ?? []), forwarded)
+  })
+
   it("paused: SendingPaused (not permanent), and nothing is written", async () => {
     const dir = freshDir()
     const provider = await outbox({ dir, paused: true })

@@ -65,7 +65,21 @@ const cases: Record<string, Mail> = {
         contentType: "image/png",
         content: randomBytes(500),
         cid: "logo@acme.example",
-        contentDisposition: "inline"
+        contentDisposition: "inline",
+        contentTransferEncoding: "base64"
+      }
+    ]
+  },
+  "a forwarded message, base64 and attached as the outbox sends it": {
+    ...base,
+    text: "Forwarded.",
+    attachments: [
+      {
+        filename: "forwarded.eml",
+        contentType: "message/rfc822",
+        content: Buffer.from("Subject: inner\r\n\r\n--boundary\nbare LF é\r\n"),
+        contentDisposition: "attachment",
+        contentTransferEncoding: "base64"
       }
     ]
   },

@@ -15,7 +15,15 @@ export interface Options {
   readonly header?: { readonly name: string; readonly value: Adapter.Secret }
   /** The path segment it is served under by `@mailroom/http`. Default `"postmark"`: `POST /webhooks/postmark`. */
   readonly name?: string
+  /**
+   * The largest body accepted, in bytes (a larger one is a 413). Default 1 MiB: a delivery record is a
+   * few KiB; only a bounce or complaint with the webhook's "Include message content" on can be larger.
+   */
+  readonly maxBodyBytes?: number
 }
+
+/** The default `maxBodyBytes`. */
+export const defaultMaxBodyBytes = 1024 * 1024
 
 const refuse = (reason: EventSource.Reason["_tag"], message: string) =>
   Effect.fail(EventSource.refusal("postmark", reason, message))
@@ -29,11 +37,17 @@ const basicCredentials = (header: string | undefined) => {
   return colon < 0 ? undefined : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
 }
 
-/** A matcher of `secret`, or a `ConfigError` naming `option` when it is empty (which would let an empty header in). */
-const matcher = (option: ReadonlyArray<string>, secret: Adapter.Secret) =>
-  Adapter.secretValue(secret).trim() === ""
-    ? Effect.fail(Adapter.invalidOption(option, "must not be empty"))
-    : Effect.succeed(EventSource.secretMatcher(secret, option.join(".")))
+/**
+ * A matcher of `secret`, or a `ConfigError` naming `option` when it is empty (which would let an empty
+ * header in) or a malformed `sha256:` hash (which nothing could match).
+ */
+const matcher = (option: ReadonlyArray<string>, secret: Adapter.Secret) => {
+  const value = Adapter.secretValue(secret)
+  const malformed = Adapter.hashedSecretProblem(value)
+  if (value.trim() === "") return Effect.fail(Adapter.invalidOption(option, "must not be empty"))
+  if (malformed !== undefined) return Effect.fail(Adapter.invalidOption(option, malformed))
+  return Effect.succeed(Adapter.secretMatcher(secret, option.join(".")))
+}
 
 /**
  * The source. Every configured credential must be present and match. Fails with a `ConfigError` naming
@@ -42,12 +56,12 @@ const matcher = (option: ReadonlyArray<string>, secret: Adapter.Secret) =>
  */
 export const make = (options: Options): Effect.Effect<EventSource.EventSource, Config.ConfigError> =>
   Effect.gen(function* () {
-    const checks: Array<(request: EventSource.InboundRequest) => boolean> = []
+    const checks: Array<(header: EventSource.InboundRequest["header"]) => boolean> = []
     if (options.basicAuth !== undefined) {
       const username = yield* matcher(["basicAuth", "username"], options.basicAuth.username)
       const password = yield* matcher(["basicAuth", "password"], options.basicAuth.password)
-      checks.push((request) => {
-        const given = basicCredentials(request.header("authorization"))
+      checks.push((header) => {
+        const given = basicCredentials(header("authorization"))
         // Both compared whatever the first answer, so the time taken does not say which was wrong.
         const [user, pass] = [username(given?.username), password(given?.password)]
         return user && pass
@@ -59,7 +73,7 @@ export const make = (options: Options): Effect.Effect<EventSource.EventSource, C
         return yield* Effect.fail(Adapter.invalidOption(["header", "name"], "must be an HTTP header name"))
       }
       const value = yield* matcher(["header", "value"], options.header.value)
-      checks.push((request) => value(request.header(name)))
+      checks.push((header) => value(header(name)))
     }
     if (checks.length === 0) {
       return yield* Effect.fail(
@@ -70,13 +84,21 @@ export const make = (options: Options): Effect.Effect<EventSource.EventSource, C
     if (!/^[a-z0-9-]+$/.test(name)) {
       return yield* Effect.fail(Adapter.invalidOption("name", "must be a path segment: a-z, 0-9 and -"))
     }
+    const maxBodyBytes = yield* Adapter.positiveInteger("maxBodyBytes", options.maxBodyBytes ?? defaultMaxBodyBytes)
+    // Every check is made whatever the first answers, so the time taken does not say which was wrong.
+    const genuine = (header: EventSource.InboundRequest["header"]) =>
+      checks.map((check) => check(header)).every(Boolean)
+    const unauthenticated = () =>
+      EventSource.refusal("postmark", "Unauthenticated", "missing or wrong webhook credentials")
 
     return {
       name,
+      maxBodyBytes,
+      // Postmark's credentials are all in the headers: a caller without them costs no body.
+      checkHeaders: (header) => (genuine(header) ? "verified" : unauthenticated()),
       receive: (request) =>
         Effect.gen(function* () {
-          const results = checks.map((check) => check(request))
-          if (!results.every(Boolean)) return yield* refuse("Unauthenticated", "missing or wrong webhook credentials")
+          if (!genuine(request.header)) return yield* Effect.fail(unauthenticated())
           let body: unknown
           try {
             body = JSON.parse(Buffer.from(request.body).toString("utf8"))

@@ -201,6 +201,21 @@ describe("Postmark webhook credentials", () => {
   })
 })
 
+describe("what PostmarkEventSource judges from the headers, before the body", () => {
+  it("its credentials are all headers: verified or refused, never left to the body; 1 MiB by default", () => {
+    const check = (headers: Record<string, string>) => {
+      const answer = source.checkHeaders?.((name) => headers[name])
+      return typeof answer === "string" ? answer : answer?.reason._tag
+    }
+    assert.strictEqual(check(credentials), "verified")
+    assert.strictEqual(check({ authorization: basic("postmark", "wrong") }), "Unauthenticated")
+    assert.strictEqual(check({}), "Unauthenticated")
+    assert.strictEqual(source.maxBodyBytes, 1024 * 1024)
+    const small = make({ basicAuth: { username: "postmark", password: "hook-password-123" }, maxBodyBytes: 2048 })
+    assert.strictEqual(small.maxBodyBytes, 2048)
+  })
+})
+
 describe("PostmarkEventSource options", () => {
   /** What `make` fails with: a ConfigError naming `option`. */
   const refusal = (options: PostmarkEventSource.Options, option: string) => {
@@ -220,9 +235,26 @@ describe("PostmarkEventSource options", () => {
     refusal({ header: { name: "x-token", value: "" } }, `["header"]["value"]`)
   })
 
+  it("a malformed sha256: credential is refused, since nothing could match it", () => {
+    const hashed = 'a hashed secret must be "sha256:" followed by exactly 64 hex digits'
+    const password = refusal(
+      { basicAuth: { username: "postmark", password: "sha256:abcd" } },
+      `["basicAuth"]["password"]`
+    )
+    assert.include(password, hashed)
+    assert.include(
+      refusal({ header: { name: "x-token", value: Redacted.make("sha256:") } }, `["header"]["value"]`),
+      hashed
+    )
+  })
+
   it("a header name that is none, and a name that is no path segment, are refused", () => {
     const message = refusal({ header: { name: "bad header", value: "hook-secret-value" } }, `["header"]["name"]`)
     assert.notInclude(message, "hook-secret-value")
     refusal({ basicAuth: { username: "postmark", password: "hook-password-123" }, name: "post/mark" }, `["name"]`)
+    refusal(
+      { basicAuth: { username: "postmark", password: "hook-password-123" }, maxBodyBytes: 1.5 },
+      `["maxBodyBytes"]`
+    )
   })
 })

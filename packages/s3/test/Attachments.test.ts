@@ -1,5 +1,5 @@
-// Two servers sharing one bucket: core's Attachments over two independent S3ObjectStore instances on
-// radosgw. Keys must not collide even when both presign the same file name in the same millisecond.
+// core's Attachments over S3ObjectStore on radosgw: two servers sharing one bucket never issue one key
+// twice, even in the same millisecond; and what bounds an upload's size, and what cannot.
 import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3"
 import { assert, it } from "@effect/vitest"
 import { Attachments, ObjectStore } from "@mailroom/core"
@@ -121,6 +121,55 @@ it.effect(
           }),
         { concurrency: 16 }
       )
+    }),
+  60_000
+)
+
+it.effect(
+  "with requireContentLength every upload URL binds its exact size, which radosgw enforces; without a declared size nothing can",
+  () =>
+    Effect.gen(function* () {
+      const peer = yield* Radosgw.start("mailroom-upload-sizes")
+      // URLs are signed at the Clock's time: the real one, for radosgw to accept them.
+      yield* TestClock.setTime(Date.now())
+      const store = yield* S3ObjectStore.make({
+        bucket: peer.bucket,
+        region: peer.region,
+        endpoint: peer.endpoint,
+        forcePathStyle: true,
+        accessKeyId: peer.credentials.accessKeyId,
+        secretAccessKey: Redacted.make(peer.credentials.secretAccessKey)
+      })
+      const attachments = (config: Attachments.Config) =>
+        Attachments.make(config).pipe(Effect.provideService(ObjectStore.ObjectStore, store))
+      const put = (url: string, size: number) =>
+        Effect.promise(async () => {
+          const response = await fetch(url, {
+            method: "PUT",
+            headers: { "content-type": "application/pdf" },
+            body: new Uint8Array(size)
+          })
+          await response.arrayBuffer()
+          return response.status
+        })
+
+      const strict = yield* attachments({ requireContentLength: true, maxUploadBytes: 1000 })
+      const refused = yield* Effect.flip(strict.presign(principal, { filename, content_type: "application/pdf" }))
+      assert.strictEqual(refused._tag, "ValidationError")
+      assert.deepStrictEqual((refused as { errors?: unknown }).errors, [
+        "content_length: is required: upload URLs are issued for a declared size only"
+      ])
+      const bound = yield* strict.presign(principal, { filename, content_type: "application/pdf", content_length: 600 })
+      assert.strictEqual(yield* put(bound.url, 601), 403)
+      assert.strictEqual(yield* put(bound.url, 5_000), 403)
+      assert.isFalse(yield* Effect.promise(() => peer.exists(bound.key)))
+      assert.strictEqual(yield* put(bound.url, 600), 200)
+
+      // S3's presigned PUT can sign an exact Content-Length, never a range: a URL issued without a
+      // declared size takes any size (up to S3's own 5 GB), as the README says.
+      const lenient = yield* attachments({ maxUploadBytes: 1000 })
+      const open = yield* lenient.presign(principal, { filename, content_type: "application/pdf" })
+      assert.strictEqual(yield* put(open.url, 50_000), 200)
     }),
   60_000
 )

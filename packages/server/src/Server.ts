@@ -15,6 +15,7 @@ import { lazy } from "./internal/lazy.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
+import * as Smtp from "./internal/smtpProvider.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
 import { type Config, isServerConfigError, type ResendProviderConfig, ServerConfigError } from "./ServerConfig.js"
@@ -113,6 +114,8 @@ const providerLayer = (provider: Config["provider"]) => {
           )
         })
       )
+    case "smtp":
+      return lazy(async () => (await import("@mailroom/smtp")).SmtpEmailProvider.layer(Smtp.options(provider)))
     case "postmark":
       return lazy(async () =>
         (await import("@mailroom/postmark")).PostmarkEmailProvider.layer({
@@ -150,15 +153,20 @@ const idempotencyLayer = (
 }
 
 /** What `/readyz` asks the provider, when it has an authenticated call that sends nothing. */
-const providerCheck = (provider: Config["provider"]): Health.Check | undefined =>
+const providerCheck = (
+  provider: Config["provider"]
+): { readonly what: string; readonly check: Health.Check } | undefined =>
   provider.kind === "resend"
-    ? Health.throttled(
-        Effect.promise(() => import("@mailroom/resend")).pipe(
-          Effect.flatMap(({ ResendEmailProvider }) => ResendEmailProvider.checkAccess(resendOptions(provider))),
-          Effect.as(undefined),
-          Effect.catch((error) => Effect.succeed(`Resend: ${error.message}`))
+    ? {
+        what: "Resend",
+        check: Health.throttled(
+          Effect.promise(() => import("@mailroom/resend")).pipe(
+            Effect.flatMap(({ ResendEmailProvider }) => ResendEmailProvider.checkAccess(resendOptions(provider))),
+            Effect.as(undefined),
+            Effect.catch((error) => Effect.succeed(`Resend: ${error.message}`))
+          )
         )
-      )
+      }
     : undefined
 
 /**
@@ -286,7 +294,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
     providerProblem: rateLimiting.providerProblem,
-    ...optional("providerCheck", providerCheck(config.provider))
+    ...optional("providerCheck", providerCheck(config.provider) ?? Smtp.healthCheck(config.provider).providerCheck)
   })
   const operational = Operational.make({
     metrics: config.metrics,
@@ -364,7 +372,10 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
     ...optional("events", events && inSection("events", events)),
-    attachments: optional("idSecret", config.attachmentIdSecret),
+    attachments: {
+      ...optional("idSecret", config.attachmentIdSecret),
+      requireContentLength: config.requireContentLength
+    },
     ...optional("rateLimiter", rateLimiting.layer && inSection("provider", rateLimiting.layer)),
     mailer: {
       ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
@@ -384,7 +395,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     )
     context = (await runtime.context()) as Context.Context<never>
     if (config.provider.kind === "outbox") {
-      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime })
+      const { logError } = options
+      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime, logError })
     }
     handle = handlers.node
   } catch (cause) {

@@ -6,7 +6,6 @@ import { Wire } from "@mailroom/core"
 import { Duration, Schema } from "effect"
 import { ServerConfigError } from "./internal/configError.js"
 import {
-  type Decoded,
   decodeKind,
   decodeWith,
   nonEmpty,
@@ -27,6 +26,8 @@ import {
   type TracingConfig,
   tracingSection
 } from "./internal/operations.js"
+import { hashedSecretProblems } from "./internal/secrets.js"
+import * as Smtp from "./internal/smtpProvider.js"
 import {
   type IdempotencyConfig,
   idempotencySection,
@@ -154,11 +155,15 @@ export const ResendProvider = Schema.Struct({
 export type ResendProviderConfig = Omit<typeof ResendProvider.Type, "apiKey"> & { readonly apiKey: string }
 
 const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
+export const SmtpProvider = Smtp.SmtpProvider
+export type SmtpConfig = Smtp.SmtpConfig
+
 const providers = {
   outbox: OutboxProvider,
   ses: SesProvider,
   postmark: PostmarkProvider,
-  resend: ResendProvider
+  resend: ResendProvider,
+  smtp: SmtpProvider
 } as const
 
 export const ServerConfig = Schema.Struct({
@@ -172,7 +177,12 @@ export const ServerConfig = Schema.Struct({
   provider: Schema.Unknown,
   idempotency: Schema.optionalKey(Schema.Unknown),
   events: Schema.optionalKey(Events),
-  attachments: Schema.optionalKey(Schema.Struct({ idSecret: Schema.optionalKey(SecretOrEnv) })),
+  attachments: Schema.optionalKey(
+    Schema.Struct({
+      idSecret: Schema.optionalKey(SecretOrEnv),
+      requireContentLength: Schema.optionalKey(Schema.Boolean)
+    })
+  ),
   sending: Schema.optionalKey(
     Schema.Struct({
       attachmentBytesInFlight: Schema.optionalKey(positive("a whole number of bytes above 0", true)),
@@ -200,6 +210,7 @@ export interface Config {
     | typeof SesProvider.Type
     | typeof PostmarkProvider.Type
     | ResendProviderConfig
+    | SmtpConfig
   /**
    * Absent from the file: `local` beside local storage (`{storage dir}/../idempotency`), so a restart
    * forgets no key; `memory` when storage is not local.
@@ -209,6 +220,8 @@ export interface Config {
   readonly events: EventsConfig | undefined
   /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
   readonly attachmentIdSecret: string | undefined
+  /** `attachments.requireContentLength`: a presign must declare the size its URL binds. Default false. */
+  readonly requireContentLength: boolean
   readonly sending: {
     readonly attachmentBytesInFlight?: number
     readonly attachmentBudgetWait?: string
@@ -304,6 +317,7 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     idempotency: idempotencyConfig,
     events,
     attachmentIdSecret,
+    requireContentLength: decoded.attachments?.requireContentLength ?? false,
     sending: rateLimit.value === undefined ? sending : { ...sending, rateLimit: rateLimit.value },
     metrics: metrics.value,
     tracing: tracing.value,
@@ -313,13 +327,32 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   }
 }
 
+/** The provider with the secrets it reads from the environment (`{"env": NAME}`) read. */
+type SmtpInput = typeof SmtpProvider.Type
+type ResendInput = typeof ResendProvider.Type
+/** The provider section with its `{"env": NAME}` secrets read from the environment. */
+const providerSecrets = (
+  provider: Config["provider"] | SmtpInput | ResendInput,
+  env: Readonly<Record<string, string | undefined>>
+): { readonly value: Config["provider"] } | { readonly problems: ReadonlyArray<string> } =>
+  provider.kind === "smtp"
+    ? Smtp.resolve(provider as SmtpInput, env)
+    : provider.kind === "resend"
+      ? resendSecrets(provider as ResendInput, env)
+      : { value: provider as Config["provider"] }
+
 /** The organisations: a list in the file, or where to read them from. */
 const organizationsSection = (value: unknown, env: Readonly<Record<string, string | undefined>>) => {
   const none = { organizations: [], organizationsSource: { kind: "config" } as OrganizationsSource }
   if (value === undefined) return { ...none, problems: [] }
   if (Array.isArray(value)) {
     const list = decodeWith(Schema.Array(Organization), value, "organizations")
-    return { ...none, organizations: list.value ?? [], problems: list.problems }
+    const malformed = (list.value ?? []).flatMap((org, i) =>
+      (["apiKeys", "accessTokens"] as const).flatMap((field) =>
+        (org[field] ?? []).flatMap((entry, j) => hashedSecretProblems(entry, `organizations[${i}].${field}[${j}]`))
+      )
+    )
+    return { ...none, organizations: list.value ?? [], problems: [...list.problems, ...malformed] }
   }
   if (typeof value !== "object" || value === null || (value as { kind?: unknown }).kind !== "postgres") {
     return { ...none, problems: ['organizations: must be a list of organizations, or {"kind": "postgres", ...}'] }
@@ -337,31 +370,39 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   return { ...none, organizationsSource: { ...decoded.value, url }, problems: [] }
 }
 
-/** The provider section with a `{"env": NAME}` secret read from the environment. */
-const withProviderSecrets = (
-  provider: Decoded<unknown>,
+/** The `resend` section with its `{"env": NAME}` key read from the environment. */
+const resendSecrets = (
+  provider: Omit<ResendProviderConfig, "apiKey"> & { readonly apiKey: SecretOrEnv },
   env: Readonly<Record<string, string | undefined>>
-): Decoded<unknown> => {
-  const value = provider.value as Config["provider"] | (Omit<ResendProviderConfig, "apiKey"> & { apiKey: SecretOrEnv })
-  if (value?.kind !== "resend" || typeof value.apiKey === "string") return provider
-  const apiKey = env[value.apiKey.env]
+): { readonly value: Config["provider"] } | { readonly problems: ReadonlyArray<string> } => {
+  if (typeof provider.apiKey === "string") return { value: { ...provider, apiKey: provider.apiKey } }
+  const apiKey = env[provider.apiKey.env]
   return apiKey === undefined || apiKey.trim() === ""
-    ? { value: undefined, problems: [`provider.apiKey: the environment variable ${value.apiKey.env} is not set`] }
-    : { value: { ...value, apiKey }, problems: [] }
+    ? { problems: [`provider.apiKey: the environment variable ${provider.apiKey.env} is not set`] }
+    : { value: { ...provider, apiKey } }
 }
 
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
   const storage = decodeKind("storage", record.storage, storages)
-  const provider = withProviderSecrets(decodeKind("provider", record.provider, providers), env)
+  const decoded = decodeKind("provider", record.provider, providers)
+  const provider =
+    decoded.value === undefined
+      ? decoded
+      : providerSecrets(decoded.value as Config["provider"] | SmtpInput | ResendInput, env)
   const organizations = organizationsSection(record.organizations, env)
   const idempotency = idempotencySection(record.idempotency, env)
   return {
     storage: storage.value as Config["storage"],
-    provider: provider.value as Config["provider"],
+    provider: ("value" in provider ? provider.value : undefined) as Config["provider"],
     organizations: organizations.organizations as Config["organizations"],
     organizationsSource: organizations.organizationsSource,
     idempotency: idempotency.value,
-    problems: [...organizations.problems, ...storage.problems, ...provider.problems, ...idempotency.problems]
+    problems: [
+      ...organizations.problems,
+      ...storage.problems,
+      ...("problems" in provider ? provider.problems : []),
+      ...idempotency.problems
+    ]
   }
 }
 

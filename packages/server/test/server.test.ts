@@ -338,4 +338,41 @@ describe("start-up", () => {
       await rm(dir, { recursive: true, force: true })
     }
   })
+
+  it("attachments.requireContentLength: a presign without content_length is a 400 {error}, and the document says so", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-sized-"))
+    const config = ServerConfig.parse(
+      {
+        port: 0,
+        serviceDomain: "mailroom.test",
+        organizations,
+        storage: { kind: "local", dir: "s", signingSecret: "x" },
+        provider: { kind: "outbox", dir: "o" },
+        attachments: { requireContentLength: true }
+      },
+      { baseDir: dir }
+    )
+    const running = await Server.start(config, { log: () => {} })
+    try {
+      const presign = (body: unknown) =>
+        fetch(`${running.url}/attachments/presign`, {
+          method: "POST",
+          headers: { "x-api-key": "mr_test_acme", "content-type": "application/json" },
+          body: JSON.stringify(body)
+        })
+      const refused = await presign({ filename: "a.pdf" })
+      assert.strictEqual(refused.status, 400)
+      assert.deepStrictEqual(await refused.json(), {
+        error: "content_length: is required: upload URLs are issued for a declared size only"
+      })
+      assert.strictEqual((await presign({ filename: "a.pdf", content_length: 10 })).status, 201)
+      const document = (await (await fetch(`${running.url}/openapi.json`)).json()) as {
+        components: { schemas: { PresignRequest: { required: Array<string> } } }
+      }
+      assert.include(document.components.schemas.PresignRequest.required, "content_length")
+    } finally {
+      await running.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -46,4 +46,30 @@ describe("the links and images of a message", () => {
     assert.include(found.get("https://cdn.acme.example/bg.png"), "a remote image")
     assert.include(found.get("https://cdn.acme.example/logo.png"), "a remote image")
   })
+
+  it("judges mailto: addresses in linear time, bounds what it reads, and names %-escapes it cannot decode", () => {
+    const judged = (href: string) => references(`<a href="${href}">x</a>`)[0]?.problems.join("; ")
+    const started = performance.now()
+    assert.strictEqual(judged(`mailto:a@${".".repeat(8000)}@`), "names an address that is not valid")
+    assert.strictEqual(
+      judged(`mailto:a@${".".repeat(100_000)}@`),
+      "is 100,010 characters long: clients and servers cut URLs that long"
+    )
+    assert.strictEqual(judged(`mailto:${"a@b.example,".repeat(600)}`), "")
+    assert.isBelow(performance.now() - started, 2000)
+    assert.strictEqual(judged("mailto:%E0%A4%A"), "has a %-escape that is not UTF-8: clients cannot read the address")
+    for (const valid of ["mailto:a.b@c.d.example", "mailto:b%C3%A9a@c.example", "mailto:a@b.c,d@e.f?subject=x"]) {
+      assert.strictEqual(judged(valid), "", valid)
+    }
+    for (const invalid of [
+      "mailto:a@b.",
+      "mailto:a@.b",
+      "mailto:@b.c",
+      "mailto:a@b",
+      "mailto:a@@b.c",
+      `mailto:${"a".repeat(250)}@b.example`
+    ]) {
+      assert.strictEqual(judged(invalid), "names an address that is not valid", invalid)
+    }
+  })
 })

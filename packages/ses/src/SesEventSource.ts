@@ -30,7 +30,15 @@ export interface Options {
   readonly timeout?: Duration.Input
   /** The path segment it is served under by `@mailroom/http`. Default `"ses"`: `POST /webhooks/ses`. */
   readonly name?: string
+  /**
+   * The largest body accepted, in bytes (a larger one is a 413). Default 512 KiB: an SNS message or an
+   * EventBridge event is at most 256 KiB, and the SNS envelope carries the message JSON-escaped.
+   */
+  readonly maxBodyBytes?: number
 }
+
+/** The default `maxBodyBytes`. */
+export const defaultMaxBodyBytes = 512 * 1024
 
 const refuse = (reason: EventSource.Reason["_tag"], message: string, cause?: unknown) =>
   Effect.fail(EventSource.refusal("ses", reason, message, cause))
@@ -79,6 +87,9 @@ const problem = (options: Options): Config.ConfigError | undefined => {
   if (eventBridgeSecret !== undefined && Adapter.secretValue(eventBridgeSecret).trim() === "") {
     return invalid("eventBridgeSecret", "must not be empty")
   }
+  const malformed =
+    eventBridgeSecret === undefined ? undefined : Adapter.hashedSecretProblem(Adapter.secretValue(eventBridgeSecret))
+  if (malformed !== undefined) return invalid("eventBridgeSecret", malformed)
   if (topicArns.length === 0 && eventBridgeSecret === undefined) {
     return invalid("topicArns", "give topicArns (SNS), eventBridgeSecret (EventBridge), or both")
   }
@@ -90,6 +101,10 @@ const problem = (options: Options): Config.ConfigError | undefined => {
   }
   if (name !== undefined && !/^[a-z0-9-]+$/.test(name)) {
     return invalid("name", "must be a path segment: a-z, 0-9 and -")
+  }
+  const { maxBodyBytes } = options
+  if (maxBodyBytes !== undefined && !(Number.isSafeInteger(maxBodyBytes) && maxBodyBytes > 0)) {
+    return invalid("maxBodyBytes", "must be a positive whole number")
   }
   return undefined
 }
@@ -163,6 +178,11 @@ const source = (options: Options, timeout: number): EventSource.EventSource => {
       if (!topics.has(envelope.TopicArn)) {
         return yield* refuse("Unauthenticated", `messages from the topic ${envelope.TopicArn} are not accepted`)
       }
+      // The Clock, so that a TestClock can age a message (and a certificate, below).
+      const now = yield* Clock.currentTimeMillis
+      if (Sns.isStale(envelope, now)) {
+        return yield* refuse("Unauthenticated", "the message is more than one hour old (its Timestamp is signed)")
+      }
       const url = Sns.certificateUrl(envelope)
       if (typeof url === "string") return yield* refuse("Unauthenticated", url)
       const cert = yield* Effect.tryPromise({
@@ -171,9 +191,8 @@ const source = (options: Options, timeout: number): EventSource.EventSource => {
           EventSource.refusal("ses", "Unavailable", "the signing certificate could not be fetched", cause)
       })
       if (cert === undefined) return yield* refuse("Unauthenticated", "SigningCertURL: not a PEM certificate")
-      // The Clock, so that a TestClock can move a certificate past its validity.
-      const now = new Date(yield* Clock.currentTimeMillis)
-      if (!Sns.isCurrent(cert, now)) return yield* refuse("Unauthenticated", "the signing certificate has expired")
+      if (!Sns.isCurrent(cert, new Date(now)))
+        return yield* refuse("Unauthenticated", "the signing certificate has expired")
       if (!Sns.isSignedBy(envelope, cert)) return yield* refuse("Unauthenticated", "the signature does not verify")
 
       switch (envelope.Type) {
@@ -201,6 +220,25 @@ const source = (options: Options, timeout: number): EventSource.EventSource => {
 
   return {
     name: options.name ?? "ses",
+    maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
+    checkHeaders: (header) => {
+      const secret = header(eventBridgeHeader)
+      if (secret !== undefined && eventBridge !== undefined) {
+        return eventBridge(secret)
+          ? "verified"
+          : EventSource.refusal("ses", "Unauthenticated", `the ${eventBridgeHeader} header does not match`)
+      }
+      if (topics.size === 0) {
+        return EventSource.refusal("ses", "Unauthenticated", `the ${eventBridgeHeader} header is missing`)
+      }
+      // SNS names the topic in a header too: one off the list is refused before its body is read.
+      const topic = header("x-amz-sns-topic-arn")
+      if (topic !== undefined && !topics.has(topic)) {
+        return EventSource.refusal("ses", "Unauthenticated", "messages from this topic are not accepted")
+      }
+      // Only the body's signature can prove an SNS message.
+      return "unverified"
+    },
     receive: (request) => {
       const secret = request.header(eventBridgeHeader)
       if (secret !== undefined && eventBridge !== undefined) {

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { it as itEffect } from "@effect/vitest"
 import { type EventSource, MailEvent } from "@mailroom/core"
 import { essentials, probeEventSource } from "@mailroom/core/testing"
-import { Config, Effect, Redacted } from "effect"
+import { Clock, Config, Effect, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { SesEventSource } from "../src/index.js"
@@ -77,11 +77,15 @@ const notification = (sesRecord: unknown, overrides: Record<string, unknown> = {
   MessageId: "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324",
   TopicArn: topic,
   Message: typeof sesRecord === "string" ? sesRecord : JSON.stringify(sesRecord),
-  Timestamp: "2012-05-02T00:54:06.655Z",
+  // Now: SNS messages are refused an hour after their Timestamp.
+  Timestamp: new Date().toISOString(),
   SigningCertURL: certUrl,
   UnsubscribeURL: `https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=${topic}:c9135db0`,
   ...overrides
 })
+
+/** AWS's documented message (published in 2012) as SNS would send it now. */
+const fresh = (message: Record<string, unknown>) => ({ ...message, Timestamp: new Date().toISOString() })
 
 const make = (options: SesEventSource.Options) => Effect.runSync(SesEventSource.make(options))
 
@@ -335,13 +339,16 @@ describe("SNS signatures", () => {
   it("a tampered message, subject or timestamp, or another key's signature, is a 401", async () => {
     const record = await fixture<{ delivery: { recipients: Array<string> } }>("delivery")
     const { source } = world()
-    const signed = sign(notification(record, { Subject: "Amazon SES Email Event Notification" }))
+    const published = new Date()
+    const signed = sign(
+      notification(record, { Subject: "Amazon SES Email Event Notification", Timestamp: published.toISOString() })
+    )
     const forged = structuredClone(record)
     forged.delivery.recipients = ["attacker@example.com"]
     for (const tampered of [
       { ...signed, Message: JSON.stringify(forged) },
       { ...signed, Subject: "Something else" },
-      { ...signed, Timestamp: "2012-05-02T00:54:07.655Z" },
+      { ...signed, Timestamp: new Date(published.getTime() + 1000).toISOString() },
       { ...signed, Subject: undefined },
       sign(notification(record), stranger)
     ]) {
@@ -434,7 +441,7 @@ describe("SNS signatures", () => {
     const { source, confirmed, fetched } = world()
     // Unsigned (AWS's placeholder signature) or tampered: refused, nothing visited.
     assert.strictEqual((await refusal(source, body, headers)).reason._tag, "Unauthenticated")
-    const signed = sign(body)
+    const signed = sign(fresh(body))
     assert.strictEqual(
       (await refusal(source, { ...signed, Token: "another-token" }, headers)).reason._tag,
       "Unauthenticated"
@@ -454,7 +461,7 @@ describe("SNS signatures", () => {
       "https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&TopicArn=arn:aws:sns:us-west-2:123456789012:MyTopic",
       "https://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:us-west-2:123456789012:Other"
     ]) {
-      const error = await refusal(source, sign({ ...body, SubscribeURL: subscribeUrl }))
+      const error = await refusal(source, sign(fresh({ ...body, SubscribeURL: subscribeUrl })))
       assert.strictEqual(error.reason._tag, "Malformed", subscribeUrl)
     }
     assert.deepStrictEqual(confirmed, [])
@@ -467,7 +474,7 @@ describe("SNS signatures", () => {
         throw new Error("connection refused")
       }
     })
-    assert.strictEqual((await refusal(source, sign(body))).reason._tag, "Unavailable")
+    assert.strictEqual((await refusal(source, sign(fresh(body)))).reason._tag, "Unavailable")
   })
 
   it("SNS's documented UnsubscribeConfirmation and Notification verify once signed; the latter has no SES record", async () => {
@@ -475,7 +482,7 @@ describe("SNS signatures", () => {
     for (const name of ["sns-unsubscribe-confirmation", "sns-notification"]) {
       const { headers, body } = await fixture<{ headers: Record<string, string>; body: Record<string, unknown> }>(name)
       assert.strictEqual((await refusal(source, body, headers)).reason._tag, "Unauthenticated")
-      assert.deepStrictEqual(await events(source, sign(body), headers), [])
+      assert.deepStrictEqual(await events(source, sign(fresh(body)), headers), [])
     }
   })
 
@@ -520,6 +527,28 @@ describe("SES through an EventBridge API destination", () => {
   })
 })
 
+describe("what SesEventSource judges from the headers, before the body", () => {
+  const secret = "eventbridge-shared-secret-0123456789"
+  const check = (source: EventSource.EventSource, headers: Record<string, string>) => {
+    const answer = source.checkHeaders?.((name) => headers[name])
+    return typeof answer === "string" ? answer : answer?.reason._tag
+  }
+
+  it("an EventBridge secret proves or refuses; an SNS topic off the list is refused; SNS otherwise needs its body", () => {
+    const { source } = world({ eventBridgeSecret: secret })
+    assert.strictEqual(source.maxBodyBytes, 512 * 1024)
+    assert.strictEqual(check(source, { "x-mailroom-webhook-secret": secret }), "verified")
+    assert.strictEqual(check(source, { "x-mailroom-webhook-secret": `${secret}x` }), "Unauthenticated")
+    assert.strictEqual(check(source, { "x-amz-sns-topic-arn": `${topic}-other` }), "Unauthenticated")
+    assert.strictEqual(check(source, { "x-amz-sns-topic-arn": topic }), "unverified")
+    assert.strictEqual(check(source, {}), "unverified")
+    // EventBridge only: nothing without the secret header is read.
+    const bridgeOnly = make({ eventBridgeSecret: secret, maxBodyBytes: 1000 })
+    assert.strictEqual(bridgeOnly.maxBodyBytes, 1000)
+    assert.strictEqual(check(bridgeOnly, { "x-amz-sns-topic-arn": topic }), "Unauthenticated")
+  })
+})
+
 describe("SesEventSource options", () => {
   /** What `make` fails with: a ConfigError naming `option`. */
   const refusal = (options: SesEventSource.Options, option: string) => {
@@ -537,6 +566,11 @@ describe("SesEventSource options", () => {
     refusal({ eventBridgeSecret: Redacted.make(" ") }, `["eventBridgeSecret"]`)
   })
 
+  it("a malformed sha256: EventBridge secret is refused, since no header could match it", () => {
+    const message = refusal({ eventBridgeSecret: "sha256:abcd" }, `["eventBridgeSecret"]`)
+    assert.include(message, 'a hashed secret must be "sha256:" followed by exactly 64 hex digits')
+  })
+
   it("each other option is checked, and named, without showing the secret", () => {
     const secret = "an-eventbridge-secret-value"
     const cases: ReadonlyArray<readonly [Partial<SesEventSource.Options>, string]> = [
@@ -544,7 +578,8 @@ describe("SesEventSource options", () => {
       [{ eventBridgeHeader: "x api key" }, `["eventBridgeHeader"]`],
       [{ certificateCacheSize: 0 }, `["certificateCacheSize"]`],
       [{ timeout: "-1 seconds" }, `["timeout"]`],
-      [{ name: "SES" }, `["name"]`]
+      [{ name: "SES" }, `["name"]`],
+      [{ maxBodyBytes: 0 }, `["maxBodyBytes"]`]
     ]
     for (const [options, option] of cases) {
       assert.notInclude(refusal({ topicArns: [topic], eventBridgeSecret: secret, ...options }, option), secret)
@@ -566,11 +601,38 @@ describe("SesEventSource's clock", () => {
         const message = sign(notification(record))
         yield* TestClock.setTime(Date.now())
         assert.strictEqual((yield* source.receive(request(message))).length, 1)
-        // The signer's certificate is valid for one day.
+        // The signer's certificate is valid for one day; a message published then is fresh.
         yield* TestClock.adjust("2 days")
-        const error = yield* Effect.flip(source.receive(request(message)))
+        const later = sign(notification(record, { Timestamp: new Date(yield* Clock.currentTimeMillis).toISOString() }))
+        const error = yield* Effect.flip(source.receive(request(later)))
         assert.strictEqual(error.reason._tag, "Unauthenticated")
         assert.include(error.message, "expired")
       })
+  )
+
+  itEffect.effect("a message is accepted for one hour after its signed Timestamp, by the Clock, then refused", () =>
+    Effect.gen(function* () {
+      const record = yield* Effect.promise(() => fixture("delivery"))
+      const { source, fetched } = world()
+      const request = (body: unknown) => ({
+        header: () => undefined,
+        body: new TextEncoder().encode(JSON.stringify(body))
+      })
+      const published = Date.now()
+      const message = sign(notification(record, { Timestamp: new Date(published).toISOString() }))
+      yield* TestClock.setTime(published)
+      assert.strictEqual((yield* source.receive(request(message))).length, 1)
+      yield* TestClock.adjust("59 minutes")
+      assert.strictEqual((yield* source.receive(request(message))).length, 1)
+      yield* TestClock.adjust("2 minutes")
+      const error = yield* Effect.flip(source.receive(request(message)))
+      assert.strictEqual(error.reason._tag, "Unauthenticated")
+      assert.include(error.message, "more than one hour old")
+      // Refused before the certificate is fetched again (it was cached from the first).
+      assert.deepStrictEqual(fetched, [certUrl])
+      // A Timestamp SNS never writes is a 400.
+      const odd = yield* Effect.flip(source.receive(request(sign(notification(record, { Timestamp: "yesterday" })))))
+      assert.strictEqual(odd.reason._tag, "Malformed")
+    })
   )
 })

@@ -6,3 +6,4 @@ export {
 } from "./postgres.js"
 export { type RedisServer, startRedisServer } from "./redis.js"
 export { scopedTempDir, type TempDir, tempDir } from "./tempDir.js"
+export { type SelfSignedCertificate, selfSignedCertificate } from "./tls.js"

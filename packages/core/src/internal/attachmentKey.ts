@@ -1,6 +1,7 @@
 // Attachment keys and ids without an index. A key's timestamp segment carries 80 random bits, so no
 // two presigns, in any process, issue one key; an `att_` id is the key itself, encoded and tagged.
-import { createHmac, createSecretKey, type KeyObject, randomFillSync, timingSafeEqual } from "node:crypto"
+import { createHmac, createSecretKey, type KeyObject, randomFillSync } from "node:crypto"
+import { constantTimeEqual } from "./secret.js"
 
 /** 80 bits: two presigns in the same millisecond collide with odds of 2^-80, whatever the instance. */
 const randomBytesPerKey = 10
@@ -84,7 +85,7 @@ export const keyOfId = (secret: KeyObject, orgId: string, attachmentId: string):
   const bytes = Buffer.from(hex, "hex")
   const payload = bytes.subarray(0, bytes.byteLength - tagBytes)
   const tag = bytes.subarray(bytes.byteLength - tagBytes)
-  if (payload.readUInt8(0) !== version || !timingSafeEqual(tag, tagOf(secret, orgId, payload))) return undefined
+  if (payload.readUInt8(0) !== version || !constantTimeEqual(tag, tagOf(secret, orgId, payload))) return undefined
   let filename: string
   try {
     filename = new TextDecoder("utf-8", { fatal: true }).decode(payload.subarray(headerBytes))

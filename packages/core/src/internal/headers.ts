@@ -1,15 +1,37 @@
 // Header values adapters write: the extension a recipient's system sees, RFC 2047 encoded-words
 // where a parser would otherwise decode text, and RFC 6266 download names.
 
+// What no reader sees: zero-width and other default-ignorable characters, and bidi controls.
+const invisible = /[\p{Default_Ignorable_Code_Point}\u202A-\u202E\u2066-\u2069]/gu
+
+/** The name as a reader takes it in: full-width and other compatibility forms folded, invisible characters gone. */
+const shown = (filename: string) => filename.normalize("NFKC").replace(invisible, "")
+
+const extensionOf = (name: string) => {
+  // Windows drops trailing dots and spaces.
+  const trimmed = name.replace(/[.\s]+$/u, "")
+  const dot = trimmed.lastIndexOf(".")
+  return dot >= 0 ? trimmed.slice(dot + 1).toLowerCase() : ""
+}
+
 /**
  * The extension a recipient's system will see, lower-case and without the dot: `"exe"` for
- * `"Setup.EXE"`, and for `"setup.exe."` or `"setup.exe "` too, since Windows drops trailing dots and
- * spaces. What `Limits.forbiddenExtensions` is checked against.
+ * `"Setup.EXE"`, `"setup.exe."`, `"setup.exe "`, `"setup.ｅｘｅ"` (full-width) and `"setup.ex\u200Be"`
+ * (a zero-width space). See `attachmentExtensions` for every reading of a name.
  */
-export const attachmentExtension = (filename: string): string => {
-  const name = filename.normalize("NFC").replace(/[.\s]+$/u, "")
-  const dot = name.lastIndexOf(".")
-  return dot >= 0 ? name.slice(dot + 1).toLowerCase() : ""
+export const attachmentExtension = (filename: string): string => extensionOf(shown(filename))
+
+/**
+ * Every extension a name can be read with, the one a mail client shows first: besides
+ * `attachmentExtension`, the name cut at `:` (`evil.exe:stream` is an NTFS stream of `evil.exe`) and at
+ * `;` (`evil.exe;.pdf`, which a parser of unquoted parameters ends at `evil.exe`). What
+ * `Limits.forbiddenExtensions` is checked against: a name is refused when any reading is forbidden.
+ */
+export const attachmentExtensions = (filename: string): ReadonlyArray<string> => {
+  const name = shown(filename)
+  const upTo = (mark: string) => (name.includes(mark) ? name.slice(0, name.indexOf(mark)) : name)
+  const readings = [name, upTo(":"), upTo(";")]
+  return [...new Set(readings.map(extensionOf))].filter((extension) => extension !== "")
 }
 
 // What MIME parsers (mailparser's libmime among them) decode as an RFC 2047 encoded-word, in a

@@ -6,7 +6,8 @@ import { Unavailable, ValidationError } from "../MailroomError.js"
 import type { ObjectInfo, ObjectStore, ObjectStoreError } from "../ObjectStore.js"
 import type { Principal } from "../Organizations.js"
 import type { InProcessSendRequest } from "../Wire.js"
-import { attachmentExtension } from "./headers.js"
+import { sanitizeFilename } from "./filename.js"
+import { attachmentExtensions } from "./headers.js"
 import { isOwnKey } from "./tenancy.js"
 
 type Request = InProcessSendRequest
@@ -55,8 +56,12 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
     }
     const owned = attachments.map((a) => a.key === undefined || isOwnKey(principal, a.key))
     attachments.forEach((a, i) => {
-      const extension = attachmentExtension(a.filename)
-      if (forbiddenExtensions.has(extension)) {
+      // The name as given and as it is sent (cleaned), each read as any mail client or file system may.
+      const extension = [
+        ...attachmentExtensions(a.filename),
+        ...attachmentExtensions(sanitizeFilename(a.filename))
+      ].find((e) => forbiddenExtensions.has(e))
+      if (extension !== undefined) {
         errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
       }
       if (!owned[i]) errors.push(`attachments[${i}].key: is not an attachment of this organization`)
@@ -188,7 +193,8 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
         // Without errors, every file was read: an unread or missing one always adds one.
         const loaded = result as { readonly info: ObjectInfo; readonly content: Uint8Array }
         return {
-          filename: a?.filename ?? "",
+          // The rule presign names keys with: one segment, no control or bidi characters, bounded.
+          filename: sanitizeFilename(a?.filename ?? ""),
           contentType: a?.content_type ?? (loaded.info.contentType || "application/octet-stream"),
           content: loaded.content,
           ...(a?.content_id === undefined ? {} : { contentId: a.content_id })

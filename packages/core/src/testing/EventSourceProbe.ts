@@ -15,15 +15,18 @@ export interface EventSourceProbe {
 
 /** A probe of `source`; `headers` go with every request unless a call gives its own. */
 export const probeEventSource = (source: EventSource, headers: Headers = {}): EventSourceProbe => {
-  const receive = (body: unknown, given: Headers = headers) =>
-    Effect.runPromise(
+  const receive = (body: unknown, given: Headers = headers) => {
+    const header = (name: string) => given[name]
+    // As @mailroom/http does: the headers first, the body only when they do not refuse.
+    const check = source.checkHeaders?.(header) ?? "unverified"
+    return Effect.runPromise(
       Effect.exit(
-        source.receive({
-          header: (name) => given[name],
-          body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body))
-        })
+        typeof check === "string"
+          ? source.receive({ header, body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body)) })
+          : Effect.fail(check)
       )
     )
+  }
   return {
     events: async (body, given) => {
       const exit = await receive(body, given)

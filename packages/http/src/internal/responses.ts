@@ -10,6 +10,8 @@ export interface Outgoing {
   readonly status: number
   readonly headers: Record<string, string>
   readonly body: string
+  /** The request's body was left unread and may never end: close the connection after the answer. */
+  readonly close?: true
 }
 
 const json = (status: number, value: unknown, headers: Record<string, string> = {}): Outgoing => ({

@@ -4,11 +4,12 @@
 import { isUtf8 } from "node:buffer"
 import { Attachments, type EventSource, MailEvents, Mailer, MailroomError, Organizations, Wire } from "@mailroom/core"
 import { withSpan } from "@mailroom/core/adapter"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Option } from "effect"
 import * as OpenApi from "../OpenApi.js"
 import * as StoreRoutes from "../StoreRoutes.js"
 import { maxDepth, nestsDeeperThan } from "./json.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
+import { makeWebhookBody } from "./webhooks.js"
 
 /** What a transport hands the router. */
 export interface Incoming {
@@ -44,6 +45,13 @@ export interface Options {
    * `PostmarkEventSource`); their events go to core's `MailEvents`. Default: none.
    */
   readonly eventSources?: ReadonlyArray<EventSource.EventSource>
+  /**
+   * Webhook bodies read at once whose headers prove nothing (an SNS message is verified by the
+   * signature in its body); one more is answered 503 with `Retry-After`. Default 64.
+   */
+  readonly maxUnverifiedWebhookBodies?: number
+  /** How long such a body may take to arrive: then 408 and the connection is closed. Default 10 seconds. */
+  readonly unverifiedWebhookBodyTimeout?: Duration.Input
 }
 
 export type Services = Mailer.Mailer | Attachments.Attachments | Organizations.Organizations | MailEvents.MailEvents
@@ -54,8 +62,8 @@ interface Route {
   readonly method: string
   readonly variant: Variant
   readonly auth?: Credential
-  /** The body, parsed as JSON (`json`) or as bytes (`raw`, for webhooks whose signature covers them). */
-  readonly body?: "json" | "raw"
+  /** The body, parsed as JSON, read once the credential is known good (webhooks read their own). */
+  readonly body?: "json"
   readonly run: (context: Context) => Effect.Effect<Outgoing, unknown, Services>
 }
 
@@ -86,11 +94,18 @@ const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
     return out
   })
 
+/** A webhook's body, read as its source allows, or the answer that refuses it. */
+type WebhookBody = (
+  source: EventSource.EventSource,
+  request: Incoming
+) => Promise<Outgoing | { readonly bytes: Uint8Array }>
+
 const routes = (
   basePath: string,
   v1BasePath: string,
   eventSources: ReadonlyArray<EventSource.EventSource>,
-  publicUrl: string | undefined
+  publicUrl: string | undefined,
+  webhookBody: WebhookBody
 ): ReadonlyMap<string, ReadonlyArray<Route>> => {
   const attachments = Attachments.Attachments
   const decodeByKey = Wire.decode(Wire.DownloadByKeyQuery)
@@ -172,11 +187,12 @@ const routes = (
     add(path, {
       method: "POST",
       variant: "other",
-      body: "raw",
-      run: ({ request, body }) =>
+      run: ({ request }) =>
         Effect.gen(function* () {
+          const read = yield* Effect.promise(() => webhookBody(source, request))
+          if ("status" in read) return read
           // The source verifies the caller; nothing is published from a request it refuses.
-          const received = yield* source.receive({ header: request.header, body: body as Uint8Array })
+          const received = yield* source.receive({ header: request.header, body: read.bytes })
           const published = yield* (yield* MailEvents.MailEvents).publish(received)
           return ok(200, { events: published.length })
         })
@@ -195,6 +211,7 @@ const routes = (
             v1BasePath,
             webhooks: eventSources.map((s) => s.name),
             maxUploadBytes: (yield* attachments).maxUploadBytes,
+            requireContentLength: (yield* attachments).requiresContentLength,
             ...(publicUrl === undefined ? {} : { publicUrl })
           })
         )
@@ -215,7 +232,18 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   const v1BasePath = trimSlash(options.v1BasePath)
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
   const logError = options.logError ?? ((message: string) => console.error(message))
-  const table = routes(basePath, v1BasePath, options.eventSources ?? [], options.publicUrl)
+  const webhookBody = makeWebhookBody(
+    {
+      maxUnverifiedBodies: options.maxUnverifiedWebhookBodies ?? 64,
+      unverifiedBodyTimeoutMs: Duration.toMillis(
+        Duration.fromInputUnsafe(options.unverifiedWebhookBodyTimeout ?? "10 seconds")
+      )
+    },
+    (request, limit) => readBytes(request, "other", limit)
+  )
+  const table = routes(basePath, v1BasePath, options.eventSources ?? [], options.publicUrl, (source, request) =>
+    webhookBody(source, request, maxBodyBytes)
+  )
   // Stores whose URLs point back here (the local disk store) contribute routes; looked up once.
   let storeRoutes: Promise<StoreRoutes.StoreRoutes | undefined> | undefined
 
@@ -229,12 +257,16 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   }
 
   /** The body's bytes, or the answer that refuses it. */
-  const readBytes = async (request: Incoming, variant: Variant): Promise<Outgoing | { readonly bytes: Uint8Array }> => {
+  const readBytes = async (
+    request: Incoming,
+    variant: Variant,
+    limit = maxBodyBytes
+  ): Promise<Outgoing | { readonly bytes: Uint8Array }> => {
     const declared = Number(request.header("content-length"))
-    if (declared > maxBodyBytes) return failure(variant, 413, [`the body is larger than ${maxBodyBytes} bytes`])
+    if (declared > limit) return failure(variant, 413, [`the body is larger than ${limit} bytes`])
     let bytes: Uint8Array | "too-large"
     try {
-      bytes = await request.body(maxBodyBytes)
+      bytes = await request.body(limit)
     } catch {
       // The client went away mid-body: nothing to log, and whatever is answered goes nowhere.
       return failure(
@@ -243,7 +275,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         variant === "emails" ? ["request: the body could not be read"] : ["the body could not be read"]
       )
     }
-    if (bytes === "too-large") return failure(variant, 413, [`the body is larger than ${maxBodyBytes} bytes`])
+    if (bytes === "too-large") return failure(variant, 413, [`the body is larger than ${limit} bytes`])
     return { bytes }
   }
 
@@ -285,14 +317,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         : Effect.flatMap(Organizations.Organizations, (organizations) => organizations.authenticate(given))
     // Read only once the credential is known good, so an unknown caller cannot make the server wait
     // for or buffer a body; read inside the effect, so each request enters the runtime once.
-    const read =
-      route.body === "json"
-        ? Effect.promise(() => readJson(request, route.variant))
-        : route.body === "raw"
-          ? Effect.promise(() =>
-              readBytes(request, route.variant).then((r) => ("status" in r ? r : { value: r.bytes }))
-            )
-          : undefined
+    const read = route.body === "json" ? Effect.promise(() => readJson(request, route.variant)) : undefined
     const exit = await runPromiseExit(
       Effect.flatMap(authenticated, (principal) =>
         read === undefined

@@ -93,7 +93,7 @@ const fromErrorCode = (code: number, message: string, context: SendContext): Pro
       const forbidden = new Set(context.forbiddenExtensions)
       const named = email.attachments
         .map((a) => a.filename)
-        .filter((name) => forbidden.has(Adapter.attachmentExtension(name)))
+        .filter((name) => Adapter.attachmentExtensions(name).some((extension) => forbidden.has(extension)))
       const names = named.length > 0 ? named : email.attachments.map((a) => a.filename)
       return new ProviderError.InvalidRequest({
         message: `Postmark does not accept the file type of the attachment ${quoted(names)}`

@@ -4,6 +4,7 @@ import { WebhookDelivery } from "@mailroom/core"
 import { Schema } from "effect"
 import type { Organization, OrganizationsSource, SecretOrEnv } from "../ServerConfig.js"
 import { nonEmpty, SecretOrEnv as SecretOrEnvSchema, Time, Url } from "./decode.js"
+import { hashedSecretProblems } from "./secrets.js"
 import { type IdempotencyConfig, type QueueConfig, queueSection } from "./stores.js"
 
 export const Events = Schema.Struct({
@@ -86,12 +87,18 @@ export const eventsSection = (
   env: Readonly<Record<string, string | undefined>>
 ): EventsConfig | { readonly problems: ReadonlyArray<string> } => {
   const problems: Array<string> = []
-  const secret = (value: SecretOrEnv, path: string): string => {
+  const read = (value: SecretOrEnv, path: string): string => {
     if (typeof value === "string") return value
     const found = env[value.env]
     if (found === undefined || found.trim() === "")
       problems.push(`${path}: the environment variable ${value.env} is not set`)
     return found ?? ""
+  }
+  /** A secret the server only checks callers against, so it may be `sha256:<hex>` of the value. */
+  const checked = (value: SecretOrEnv, path: string): string => {
+    const found = read(value, path)
+    problems.push(...hashedSecretProblems(found, path))
+    return found
   }
   const seen = new Set<string>()
   const webhooks = (section.webhooks ?? []).map((webhook, i) => {
@@ -103,7 +110,7 @@ export const eventsSection = (
     if (seen.has(webhook.organization))
       problems.push(`${path}.organization: ${webhook.organization} has a webhook already`)
     seen.add(webhook.organization)
-    const value = secret(webhook.secret, `${path}.secret`)
+    const value = read(webhook.secret, `${path}.secret`)
     if (value !== "") {
       try {
         WebhookDelivery.signingKey(value, `${path}.secret`)
@@ -120,7 +127,7 @@ export const eventsSection = (
           topicArns: section.ses.topicArns ?? [],
           ...(section.ses.eventBridgeSecret === undefined
             ? {}
-            : { eventBridgeSecret: secret(section.ses.eventBridgeSecret, "events.ses.eventBridgeSecret") }),
+            : { eventBridgeSecret: checked(section.ses.eventBridgeSecret, "events.ses.eventBridgeSecret") }),
           ...(section.ses.eventBridgeHeader === undefined ? {} : { eventBridgeHeader: section.ses.eventBridgeHeader })
         }
   if (ses !== undefined && ses.topicArns.length === 0 && ses.eventBridgeSecret === undefined) {
@@ -135,18 +142,18 @@ export const eventsSection = (
             ? {}
             : {
                 basicAuth: {
-                  username: basicAuth.username,
-                  password: secret(basicAuth.password, "events.postmark.basicAuth.password")
+                  username: checked(basicAuth.username, "events.postmark.basicAuth.username"),
+                  password: checked(basicAuth.password, "events.postmark.basicAuth.password")
                 }
               }),
           ...(header === undefined
             ? {}
-            : { header: { name: header.name, value: secret(header.value, "events.postmark.header.value") } })
+            : { header: { name: header.name, value: checked(header.value, "events.postmark.header.value") } })
         }
   if (section.postmark !== undefined && basicAuth === undefined && header === undefined) {
     problems.push("events.postmark: give basicAuth, header, or both (Postmark signs nothing)")
   }
-  const resend = section.resend === undefined ? undefined : resendSection(section.resend, secret, problems)
+  const resend = section.resend === undefined ? undefined : resendSection(section.resend, read, problems)
   const queue = queueSection(section.queue, idempotency, at, env)
   problems.push(...queue.problems)
   if (problems.length > 0 || queue.value === undefined) return { problems }

@@ -1,5 +1,5 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider and its key), for load balancers.
+// the organisations' database, each Redis, the provider: its configuration, its key or its server), for load balancers.
 import { MailroomError, ObjectStore, Organizations } from "@mailroom/core"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
@@ -69,8 +69,8 @@ export const throttled = (check: Check): Check => {
 export const make = (options: {
   readonly postgres: boolean
   readonly providerProblem: () => string | undefined
-  /** An authenticated call to the provider that sends nothing, when it has one (Resend). */
-  readonly providerCheck?: Check
+  /** A call that reaches the provider itself and sends nothing (SMTP: connect and EHLO; Resend: an authenticated read). */
+  readonly providerCheck?: { readonly what: string; readonly check: Check }
 }) => {
   const pings = new Map<string, Check>()
   /** A layer that registers the PING of the Redis it is given; provide it the store's own connection layer. */
@@ -99,9 +99,11 @@ export const make = (options: {
         ? Effect.sync(options.providerProblem)
         : bounded(
             Effect.flatMap(Effect.sync(options.providerProblem), (problem) =>
-              problem === undefined ? (options.providerCheck as Check) : Effect.succeed(problem)
+              problem === undefined
+                ? (options.providerCheck as { readonly check: Check }).check
+                : Effect.succeed(problem)
             ),
-            "the provider"
+            options.providerCheck.what
           )
     ]
   ]

@@ -1,8 +1,8 @@
 // The config sections for running a fleet: `sending.rateLimit` (one token bucket per provider account,
 // on Redis when the instances share one), `metrics` (Prometheus) and `tracing` (OTLP).
-import { createHash, timingSafeEqual } from "node:crypto"
 import { Schema } from "effect"
 import { type Decoded, decodeKind, nonEmpty, positive, SecretOrEnv, Time, Url } from "./decode.js"
+import { hashedSecretProblems } from "./secrets.js"
 import { type IdempotencyConfig, RedisQueue, redisUrl } from "./stores.js"
 
 export const RateLimit = Schema.Struct({
@@ -109,9 +109,11 @@ export const metricsSection = (section: typeof Metrics.Type | undefined, env: En
     if (value === undefined || value.trim() === "") {
       return { problems: [`metrics.token: the environment variable ${token.env} is not set`] }
     }
-    return { value: { token: value }, problems: [] }
+    const problems = hashedSecretProblems(value, "metrics.token")
+    return problems.length > 0 ? { problems } : { value: { token: value }, problems: [] }
   }
-  return { value: { token }, problems: [] }
+  const problems = hashedSecretProblems(token, "metrics.token")
+  return problems.length > 0 ? { problems } : { value: { token }, problems: [] }
 }
 
 export const tracingSection = (section: typeof Tracing.Type | undefined): Decoded<TracingConfig> =>
@@ -124,11 +126,3 @@ export const tracingSection = (section: typeof Tracing.Type | undefined): Decode
         },
         problems: []
       }
-
-/** Whether `presented` is the token, compared in constant time (by hash, so lengths leak nothing either). */
-export const tokenMatches = (expected: string, presented: string): boolean => {
-  const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()
-  const want = expected.startsWith("sha256:") ? Buffer.from(expected.slice(7), "hex") : digest(expected)
-  const got = digest(presented)
-  return want.length === got.length && timingSafeEqual(want, got)
-}

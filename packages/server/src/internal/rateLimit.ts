@@ -28,6 +28,8 @@ export const accountKey = (provider: Config["provider"]): string => {
       return `resend:${fingerprint(provider.apiKey, provider.baseUrl)}`
     case "outbox":
       return `outbox:${fingerprint(provider.dir)}`
+    case "smtp":
+      return `smtp:${fingerprint(provider.host, String(provider.port ?? ""), provider.auth?.user)}`
   }
 }
 

@@ -5,7 +5,7 @@ import { type Context, Layer, Metric } from "effect"
 import type { PrometheusMetrics } from "effect/observability"
 import type { MetricsConfig, TracingConfig } from "../ServerConfig.js"
 import { lazy } from "./lazy.js"
-import { tokenMatches } from "./operations.js"
+import { tokenMatcher } from "./secrets.js"
 
 const requests = Metric.counter("mailroom_http_requests_total", {
   description: "HTTP requests answered, by method, route and status",
@@ -56,6 +56,9 @@ export const loadMetrics = async (): Promise<void> => {
   prometheus = (await import("effect/observability")).PrometheusMetrics
 }
 
+// Built once per config: the token's digest is not recomputed on every scrape.
+const matchers = new WeakMap<MetricsConfig, (presented: string | undefined) => boolean>()
+
 /** `GET /metrics`: 401 without the configured bearer token, else every metric of this server. */
 export const metricsAnswer = (
   config: MetricsConfig,
@@ -64,7 +67,12 @@ export const metricsAnswer = (
 ): { readonly status: number; readonly headers: Record<string, string>; readonly body: string } => {
   if (config.token !== undefined) {
     const presented = /^Bearer +(\S+) *$/i.exec(authorization ?? "")?.[1]
-    if (presented === undefined || !tokenMatches(config.token, presented)) {
+    let matches = matchers.get(config)
+    if (matches === undefined) {
+      matches = tokenMatcher(config.token, "metrics.token")
+      matchers.set(config, matches)
+    }
+    if (!matches(presented)) {
       return {
         status: 401,
         headers: { "content-type": "application/json; charset=utf-8", "www-authenticate": "Bearer" },

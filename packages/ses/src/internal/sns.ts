@@ -33,6 +33,9 @@ export const parse = (value: unknown): { readonly envelope: Envelope } | { reado
   if (record.SignatureVersion !== "1" && record.SignatureVersion !== "2") {
     return { problem: "SignatureVersion: must be 1 or 2" }
   }
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(record.Timestamp as string)) {
+    return { problem: "Timestamp: must be an ISO 8601 time in UTC, as SNS writes it" }
+  }
   // SNS leaves Subject out when the publisher gave none; a null is the same absence.
   if (record.Subject !== undefined && record.Subject !== null && typeof record.Subject !== "string") {
     return { problem: "Subject: not a string" }
@@ -105,6 +108,15 @@ export const isSignedBy = (envelope: Envelope, certificate: X509Certificate): bo
     return false
   }
 }
+
+/** How long after its `Timestamp` a message is accepted: one hour, as AWS's own SDK validators allow. */
+export const maxAgeMillis = 60 * 60 * 1000
+
+/**
+ * Whether the message was published more than `maxAgeMillis` before `now` (milliseconds since the
+ * epoch): its signature covers its `Timestamp`, so a captured message cannot be replayed later.
+ */
+export const isStale = (envelope: Envelope, now: number): boolean => now - Date.parse(envelope.Timestamp) > maxAgeMillis
 
 /** Whether the certificate is within its validity period at `now`. */
 export const isCurrent = (certificate: X509Certificate, now: Date): boolean =>

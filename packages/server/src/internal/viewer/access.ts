@@ -1,8 +1,10 @@
 // Who may reach the outbox viewer: it shows every organisation's mail, so it is served only on a loopback
 // listener (to a loopback Host, against DNS rebinding) or to holders of the admin token; everyone else
 // gets the API's 404. Organisation credentials are never looked at.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import type { IncomingMessage } from "node:http"
+import * as Adapter from "@mailroom/core/adapter"
+import { tokenMatcher } from "../secrets.js"
 
 export const tokenHeader = "x-mailroom-viewer-token"
 /** Set by the viewer's own script on every change: a page of another origin cannot send it without CORS. */
@@ -11,8 +13,6 @@ const cookieName = "mailroom_viewer"
 
 const isLoopbackHost = (host: string) =>
   host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
-
-const sha256 = (value: string) => createHash("sha256").update(value).digest()
 
 const cookies = (req: IncomingMessage) =>
   new Map(
@@ -43,34 +43,23 @@ export interface Options {
 }
 
 export const make = (options: Options) => {
-  const digest =
-    options.token === undefined
-      ? undefined
-      : options.token.startsWith("sha256:")
-        ? Buffer.from(options.token.slice(7), "hex")
-        : sha256(options.token)
+  // The config refuses a malformed `sha256:` token at start-up; one that reaches here anyway matches nothing.
+  const matches = options.token === undefined ? undefined : tokenMatcher(options.token, "viewer.token")
   // One per process: a restart signs everyone out, and the cookie never holds the token itself.
   const session = randomBytes(32).toString("base64url")
-  const loopbackOnly = digest === undefined
+  const loopbackOnly = matches === undefined
   const served = options.enabled && (!loopbackOnly || isLoopbackHost(options.host))
   const notServed = !options.enabled
     ? "viewer.enabled is false"
     : `the server listens on ${options.host}, beyond loopback, and viewer.token is not set`
 
-  const matches = (presented: string | undefined) =>
-    digest !== undefined && presented !== undefined && timingSafeEqual(sha256(presented), digest)
-
   const decide = (req: IncomingMessage, url: URL): Decision => {
     if (!served) return { kind: "hidden" }
-    if (loopbackOnly) return isLoopbackHost(hostName(req)) ? { kind: "allowed" } : { kind: "hidden" }
+    if (matches === undefined) return isLoopbackHost(hostName(req)) ? { kind: "allowed" } : { kind: "hidden" }
     const header = req.headers[tokenHeader]
     if (matches(Array.isArray(header) ? header[0] : header)) return { kind: "allowed" }
     const cookie = cookies(req).get(cookieName)
-    if (
-      cookie !== undefined &&
-      cookie.length === session.length &&
-      timingSafeEqual(Buffer.from(cookie), Buffer.from(session))
-    )
+    if (cookie !== undefined && Adapter.constantTimeEqual(Buffer.from(cookie), Buffer.from(session)))
       return { kind: "allowed" }
     const query = url.searchParams.get("token")
     if (req.method === "GET" && query !== null && matches(query)) {

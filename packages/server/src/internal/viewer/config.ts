@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto"
 import { Schema } from "effect"
 import { nonEmpty } from "../decode.js"
+import { hashedSecretProblems } from "../secrets.js"
 
 export const Viewer = Schema.Struct({
   enabled: Schema.optionalKey(Schema.Boolean),
@@ -34,6 +35,11 @@ export const viewerSection = (
       problems.push(`viewer.token: the environment variable ${section.token.env} is not set`)
       token = undefined
     }
+  }
+  const malformed = hashedSecretProblems(token, "viewer.token")
+  if (malformed.length > 0) {
+    problems.push(...malformed)
+    token = undefined
   }
   // The viewer shows every organisation's mail: one organisation's key must never open it.
   const digest = (value: string) =>

@@ -18,6 +18,8 @@ export interface Options {
   /** Where browsers reach the server (the config's publicUrl, else the listening address). */
   readonly publicUrl: string
   readonly runtime: ManagedRuntime.ManagedRuntime<MailEvents.MailEvents, unknown>
+  /** Where the cause of a 500 goes; the page says only that it failed. Default: console.error. */
+  readonly logError?: ((message: string) => void) | undefined
 }
 
 export interface Viewer {
@@ -37,7 +39,14 @@ const pageCsp =
 // opened outside the viewer's sandboxed iframe.
 const messageCsp =
   "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; frame-ancestors 'self'; sandbox"
+/**
+ * Every viewer response, whatever it is (a page, a fragment, JSON, a redirect, the live feed, a file),
+ * is written with these: nothing it holds runs, loads or is framed unless a route grants it (a page's
+ * own policy, the message's HTML framed by the viewer).
+ */
 const common = {
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; sandbox",
+  "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-store",
@@ -49,11 +58,7 @@ const send = (res: ServerResponse, status: number, type: string, body: string | 
   res.end(body)
 }
 const page = (res: ServerResponse, body: string, headers = {}) =>
-  send(res, 200, "text/html; charset=utf-8", body, {
-    "content-security-policy": pageCsp,
-    "x-frame-options": "DENY",
-    ...headers
-  })
+  send(res, 200, "text/html; charset=utf-8", body, { "content-security-policy": pageCsp, ...headers })
 const json = (res: ServerResponse, status: number, body: unknown) =>
   send(res, status, "application/json", JSON.stringify(body))
 
@@ -76,6 +81,7 @@ export const start = async (options: Options): Promise<Viewer> => {
     secure: options.publicUrl.startsWith("https:")
   })
   const outbox = Outbox.make(options.dir)
+  const logError = options.logError ?? ((message: string) => console.error(message))
   const feeds = new Set<ServerResponse>()
   const events = new Map<string, Array<MailEvent.MailEvent>>()
   const notify = () => {
@@ -138,7 +144,11 @@ export const start = async (options: Options): Promise<Viewer> => {
     if (message === undefined) return json(res, 404, { message: "no such message in the outbox" })
     if (part === undefined) return page(res, messagePage(message, events.get(id) ?? []).value)
     if (part === "html" && rest.length === 1 && message.parts.html && message.parsed.html !== false) {
-      return send(res, 200, "text/html; charset=utf-8", message.parsed.html, { "content-security-policy": messageCsp })
+      return send(res, 200, "text/html; charset=utf-8", message.parsed.html, {
+        "content-security-policy": messageCsp,
+        // Framed by the message's page, and by nothing else.
+        "x-frame-options": "SAMEORIGIN"
+      })
     }
     if (part === "raw" && rest.length === 1) {
       return send(res, 200, "message/rfc822", message.raw, { "content-disposition": disposition(`${id}.eml`) })
@@ -148,8 +158,7 @@ export const start = async (options: Options): Promise<Viewer> => {
     if (attachment !== undefined && /^\d+$/.test(index ?? "")) {
       // An attachment is never shown on the viewer's origin: a text/html one would run as the viewer.
       return send(res, 200, mediaType(attachment.contentType), attachment.content, {
-        "content-disposition": disposition(attachment.filename ?? `attachment-${Number(index) + 1}`),
-        "content-security-policy": "default-src 'none'; sandbox"
+        "content-disposition": disposition(attachment.filename ?? `attachment-${Number(index) + 1}`)
       })
     }
     return json(res, 404, { message: "no such part of the message" })
@@ -212,8 +221,11 @@ export const start = async (options: Options): Promise<Viewer> => {
       res.end()
       return Promise.resolve()
     }
-    return route(req, res, url).catch((cause) => {
-      if (!res.headersSent) json(res, 500, { message: `the viewer failed: ${String(cause)}` })
+    return route(req, res, url).catch((cause: unknown) => {
+      logError(
+        `[mailroom] 500 on ${req.method} ${url.pathname} (outbox viewer)\n${String((cause as Error)?.stack ?? cause)}`
+      )
+      if (!res.headersSent) json(res, 500, { message: "the viewer failed; the cause is in the server's log" })
       else res.destroy()
     })
   }

@@ -1,0 +1,1 @@
+export * as SmtpEmailProvider from "./SmtpEmailProvider.js"
