@@ -5,6 +5,7 @@ import type { Effect } from "effect"
 import { Context, Layer, Schema } from "effect"
 import * as Memory from "./internal/memoryMessageLog.js"
 import { v7 } from "./internal/uuid.js"
+import { EmailTag } from "./internal/wireRules.js"
 import type * as MailEvent from "./MailEvent.js"
 import type { Unavailable, ValidationError } from "./MailroomError.js"
 
@@ -47,7 +48,8 @@ export const Recipient = Schema.Struct({
 }).annotate({ identifier: "EmailRecipient" })
 export type Recipient = typeof Recipient.Type
 
-export const Tag = Schema.Struct({ name: Schema.String, value: Schema.String }).annotate({ identifier: "EmailTag" })
+/** A tag as `POST /emails` took it: the same schema, so the API documents one `EmailTag`. */
+export const Tag = EmailTag
 export type Tag = typeof Tag.Type
 
 /** An attachment as sent: its bytes are never kept, its size and storage key are. */
