@@ -37,6 +37,9 @@ export type RecipientKind = typeof RecipientKind.Type
 
 const Instant = Schema.String.annotate({ description: "ISO 8601, UTC, to the millisecond" })
 
+/** Bytes: a whole number, so the API's document says `integer` rather than any number. */
+const Bytes = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+
 export const Recipient = Schema.Struct({
   email: Schema.String,
   kind: RecipientKind,
@@ -56,7 +59,7 @@ export type Tag = typeof Tag.Type
 export const AttachmentRecord = Schema.Struct({
   filename: Schema.String,
   content_type: Schema.String,
-  size: Schema.Number,
+  size: Bytes,
   /** The storage key, for a stored file; absent for bytes given in-process. */
   key: Schema.optionalKey(Schema.String),
   content_id: Schema.optionalKey(Schema.String)
@@ -96,8 +99,8 @@ export const EmailRecord = Schema.Struct({
   tags: Schema.Array(Tag),
   attachments: Schema.Array(AttachmentRecord),
   /** UTF-8 bytes of the HTML and text bodies, which are not stored. */
-  html_bytes: Schema.Number,
-  text_bytes: Schema.Number,
+  html_bytes: Bytes,
+  text_bytes: Bytes,
   /** The provider that took (or refused) the message, and the id it gave; null until it answered. */
   provider: Schema.NullOr(Schema.String),
   provider_message_id: Schema.NullOr(Schema.String),

@@ -54,7 +54,7 @@ export const Messages: Context.Service<Messages, Messages> = Context.Service("@m
 
 // Message ids are UUIDs (MessageLog.makeId); anything else names no message, and a SQL log typed
 // `uuid` would refuse it with an error rather than find nothing.
-const messageId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const isMessageId = Schema.is(Wire.MessageId)
 
 const UnsuppressTarget = Schema.Struct({ email: Wire.EmailAddress })
 
@@ -72,11 +72,11 @@ export const make = Effect.gen(function* () {
     withSpan(`Messages.${name}`, { attributes: { "mailroom.organization": principal.orgId } })
 
   const get: Messages["get"] = (principal, id) =>
-    (messageId.test(id) ? log.find(principal.orgId, id.toLowerCase()) : Effect.succeed(undefined)).pipe(
+    (isMessageId(id) ? log.find(principal.orgId, id.toLowerCase()) : Effect.succeed(undefined)).pipe(
       Effect.flatMap((detail) =>
         detail === undefined
           ? Effect.fail(
-              new NotFound({ message: messageId.test(id) ? `no email with id ${id}` : "no email with this id" })
+              new NotFound({ message: isMessageId(id) ? `no email with id ${id}` : "no email with this id" })
             )
           : Effect.succeed(detail)
       ),

@@ -7,6 +7,18 @@ import { tagPattern } from "./sendExtras.js"
 import { atMostCharacters, controlExceptTab, controlRange } from "./text.js"
 import { EmailAddress, rule, tagTextMessage } from "./wireRules.js"
 
+/** A message id as `POST /emails` answers it: a UUID (v7), matched in either case. */
+export const messageIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** `{id}` of `GET /emails/{id}`. Anything else names no message: a 404, like an id that is not stored. */
+export const MessageId = Schema.String.pipe(
+  Schema.check(
+    rule((s: string) => messageIdPattern.test(s), "is not a message id", {
+      pattern: "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
+    })
+  )
+)
+
 /** Rows a page holds when the query does not say. */
 export const defaultPageSize = 20
 /** The most rows one page holds. */
