@@ -75,9 +75,7 @@ export const make = Effect.gen(function* () {
     (isMessageId(id) ? log.find(principal.orgId, id.toLowerCase()) : Effect.succeed(undefined)).pipe(
       Effect.flatMap((detail) =>
         detail === undefined
-          ? Effect.fail(
-              new NotFound({ message: isMessageId(id) ? `no email with id ${id}` : "no email with this id" })
-            )
+          ? Effect.fail(new NotFound({ message: isMessageId(id) ? `no email with id ${id}` : "no email with this id" }))
           : Effect.succeed(detail)
       ),
       span("get", principal)

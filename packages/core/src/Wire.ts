@@ -326,10 +326,10 @@ export {
   ListEmailsQuery,
   /** `GET /suppressions`'s query: `limit`, `cursor`, `reason`. */
   ListSuppressionsQuery,
-  /** The most rows one page holds: 100. */
-  maxPageSize,
   /** `{id}` of `GET /emails/{id}`: a UUID, as `POST /emails` answered it. */
   MessageId,
+  /** The most rows one page holds: 100. */
+  maxPageSize,
   /** `cursor`: the `next_cursor` of the page before. */
   PageCursor,
   /** `limit`: 1 to 100, as digits (a query string) or a number. */
