@@ -1,5 +1,5 @@
-// The route table of DESIGN section 3 over a transport-neutral request, so the Node and the Web
-// handlers answer byte for byte alike.
+// The route table of DESIGN sections 3 and 7 over a transport-neutral request, so the Node and the
+// Web handlers answer byte for byte alike.
 
 import { isUtf8 } from "node:buffer"
 import { Attachments, type EventSource, MailEvents, Mailer, type Messages, Organizations, Wire } from "@mailroom/core"
