@@ -5,6 +5,7 @@ import type { Effect } from "effect"
 import { Context, Layer, Schema } from "effect"
 import * as Memory from "./internal/memoryMessageLog.js"
 import { v7 } from "./internal/uuid.js"
+import { EmailTag } from "./internal/wireRules.js"
 import type * as MailEvent from "./MailEvent.js"
 import type { Unavailable, ValidationError } from "./MailroomError.js"
 
@@ -36,6 +37,9 @@ export type RecipientKind = typeof RecipientKind.Type
 
 const Instant = Schema.String.annotate({ description: "ISO 8601, UTC, to the millisecond" })
 
+/** Bytes: a whole number, so the API's document says `integer` rather than any number. */
+const Bytes = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+
 export const Recipient = Schema.Struct({
   email: Schema.String,
   kind: RecipientKind,
@@ -47,14 +51,15 @@ export const Recipient = Schema.Struct({
 }).annotate({ identifier: "EmailRecipient" })
 export type Recipient = typeof Recipient.Type
 
-export const Tag = Schema.Struct({ name: Schema.String, value: Schema.String }).annotate({ identifier: "EmailTag" })
+/** A tag as `POST /emails` took it: the same schema, so the API documents one `EmailTag`. */
+export const Tag = EmailTag
 export type Tag = typeof Tag.Type
 
 /** An attachment as sent: its bytes are never kept, its size and storage key are. */
 export const AttachmentRecord = Schema.Struct({
   filename: Schema.String,
   content_type: Schema.String,
-  size: Schema.Number,
+  size: Bytes,
   /** The storage key, for a stored file; absent for bytes given in-process. */
   key: Schema.optionalKey(Schema.String),
   content_id: Schema.optionalKey(Schema.String)
@@ -94,8 +99,8 @@ export const EmailRecord = Schema.Struct({
   tags: Schema.Array(Tag),
   attachments: Schema.Array(AttachmentRecord),
   /** UTF-8 bytes of the HTML and text bodies, which are not stored. */
-  html_bytes: Schema.Number,
-  text_bytes: Schema.Number,
+  html_bytes: Bytes,
+  text_bytes: Bytes,
   /** The provider that took (or refused) the message, and the id it gave; null until it answered. */
   provider: Schema.NullOr(Schema.String),
   provider_message_id: Schema.NullOr(Schema.String),

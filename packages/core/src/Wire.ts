@@ -1,7 +1,6 @@
 // The JSON bodies of the API (SPEC section 2, DESIGN section 3) as Schemas, and their decoding into
 // one validation message per problem. The HTTP package and the OpenAPI document use these same schemas.
 import { Effect, Schema } from "effect"
-import { isEmailAddress } from "./internal/address.js"
 import { maxIdHex } from "./internal/attachmentKey.js"
 import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
@@ -13,8 +12,7 @@ import {
   maxHeaders,
   maxTags,
   ownedHeader,
-  ownedHeaderPattern,
-  tagPattern
+  ownedHeaderPattern
 } from "./internal/sendExtras.js"
 import {
   atMostCharacters,
@@ -25,36 +23,13 @@ import {
   mimeType,
   mimeTypePattern
 } from "./internal/text.js"
+import * as Rules from "./internal/wireRules.js"
 import { ValidationError } from "./MailroomError.js"
 
-const fails =
-  <T>(test: (value: T) => boolean, message: string) =>
-  (value: T) =>
-    test(value) ? undefined : message
-
-/**
- * A check and its exact JSON Schema: the OpenAPI document is generated from these schemas and must
- * refuse what the decoder refuses, and accept what it accepts.
- */
-const rule = <T>(test: (value: T) => boolean, message: string, jsonSchema: Record<string, unknown>, abort = false) =>
-  Schema.makeFilter(fails(test, message), { toJsonSchema: () => jsonSchema }, abort)
-
-const atext = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-const label = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+const { fails, rule } = Rules
 
 /** An addr-spec email address: at most 254 characters, internationalised domains accepted. */
-export const EmailAddress = Schema.String.pipe(
-  Schema.check(
-    rule(isEmailAddress, "must be a valid email address", {
-      format: "email",
-      maxLength: 254,
-      // The server's rule in ASCII: a dot-atom of at most 64 characters, at least two DNS labels and
-      // a top-level domain that is not all digits. The server also takes Unicode domains, which
-      // `format: email` does not; give them punycoded to pass a client-side validator.
-      pattern: `^(?=[^@]{1,64}@)${atext}(?:\\.${atext})*@(?:${label}\\.)+(?![0-9]+$)${label}$`
-    })
-  )
-).annotate({ description: "An email address (addr-spec, no display name)" })
+export const EmailAddress = Rules.EmailAddress
 
 const notBlank = rule((s: string) => !blank(s), "must not be empty", { minLength: 1, pattern: "\\S" })
 
@@ -175,15 +150,8 @@ export const EmailAttachment = Schema.Struct({
 })
 export type EmailAttachment = typeof EmailAttachment.Type
 
-const tagText = rule((s: string) => tagPattern.test(s), "must be 1 to 256 ASCII letters, digits, _ or -", {
-  pattern: tagPattern.source
-})
-
 /** A tag of the message: stored with its record, passed to the vendor, carried on its events. */
-export const EmailTag = Schema.Struct({
-  name: Schema.String.pipe(Schema.check(tagText)),
-  value: Schema.String.pipe(Schema.check(tagText))
-}).annotate({ identifier: "EmailTag" })
+export const EmailTag = Rules.EmailTag
 
 const Tags = Schema.Array(EmailTag).pipe(
   Schema.check(
@@ -346,6 +314,37 @@ export const DeleteByIdResponse = Schema.Struct({
   attachment_id: AttachmentId
 }).annotate({ identifier: "DeleteByIdResponse" })
 export type DeleteByIdResponse = typeof DeleteByIdResponse.Type
+
+// --- message records and suppressions (internal/wireMessages.ts) ---------------------------------
+
+export {
+  /** Rows a page holds when the query does not say: 20. */
+  defaultPageSize,
+  /** `GET /emails`'s page: records newest first and the cursor of the next page (null on the last). */
+  EmailList,
+  /** `GET /emails`'s query: `limit`, `cursor`, `status`, `to`, `tag` (`name:value`), `since`, `until`. */
+  ListEmailsQuery,
+  /** `GET /suppressions`'s query: `limit`, `cursor`, `reason`. */
+  ListSuppressionsQuery,
+  /** `{id}` of `GET /emails/{id}`: a UUID, as `POST /emails` answered it. */
+  MessageId,
+  /** The most rows one page holds: 100. */
+  maxPageSize,
+  /** `cursor`: the `next_cursor` of the page before. */
+  PageCursor,
+  /** `limit`: 1 to 100, as digits (a query string) or a number. */
+  PageLimit,
+  /** `GET /suppressions`'s page. */
+  SuppressionList,
+  /** `POST /suppressions`'s body: `{email, reason?, detail?}`. */
+  SuppressRequest,
+  /** `tag`: `name:value`. */
+  TagFilter,
+  /** `since` and `until`: RFC 3339 with an offset, decoded to UTC ISO 8601. */
+  Timestamp,
+  /** `DELETE /suppressions/{email}`'s answer. */
+  UnsuppressResponse
+} from "./internal/wireMessages.js"
 
 /**
  * The problems with the size of parsed JSON, before any schema sees it: a list longer than any the

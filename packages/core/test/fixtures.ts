@@ -6,6 +6,7 @@ import {
   IdempotencyStore,
   Mailer,
   MessageLog,
+  Messages,
   ObjectStore,
   Organizations,
   Suppressions
@@ -57,8 +58,10 @@ export const makeWorld = (
       ? IdempotencyStore.layerMemory()
       : Layer.succeed(IdempotencyStore.IdempotencyStore, options.idempotency)
   )
-  const layer = Layer.mergeAll(Mailer.layer(options.mailer), Attachments.layer(options.attachments)).pipe(
-    Layer.provideMerge(base)
-  )
+  const layer = Layer.mergeAll(
+    Mailer.layer(options.mailer),
+    Attachments.layer(options.attachments),
+    Messages.layer
+  ).pipe(Layer.provideMerge(base))
   return { store, provider, log, suppressions, layer }
 }
