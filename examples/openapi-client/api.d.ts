@@ -6,7 +6,83 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The organisation's messages, newest first, a page at a time
+         * @description Bodies and attachment bytes are not stored; sizes and storage keys are.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Rows in the page, 1 to 100 */
+                    limit?: number;
+                    /** @description The `next_cursor` of the page before */
+                    cursor?: string;
+                    /** @description The message's status, derived from its recipients */
+                    status?: "scheduled" | "sending" | "sent" | "delivery_delayed" | "delivered" | "bounced" | "complained" | "suppressed" | "cancelled" | "failed" | "unknown";
+                    /** @description A recipient (to, cc or bcc); the domain compared in any case */
+                    to?: string;
+                    /** @description `name:value`, a tag the message was sent with */
+                    tag?: string;
+                    /** @description Created at or after: RFC 3339 with an offset */
+                    since?: string;
+                    /** @description Created before: RFC 3339 with an offset */
+                    until?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page; next_cursor is null on the last */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailList"];
+                    };
+                };
+                /** @description A query parameter is invalid, unknown or given twice; each is named */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorsBody"];
+                    };
+                };
+                /** @description Missing, invalid or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["messageBody"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The credential cannot be checked, or the records reached, right now; nothing was done */
+                503: {
+                    headers: {
+                        /** @description Whole seconds to wait before trying again */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+            };
+        };
         put?: never;
         /** Send an email */
         post: {
@@ -122,6 +198,351 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A message: each recipient's state and its delivery events, oldest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The message_id POST /emails answered */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The message */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailDetail"];
+                    };
+                };
+                /** @description The id is not valid percent-encoding, or a query parameter was given */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorsBody"];
+                    };
+                };
+                /** @description Missing, invalid or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["messageBody"];
+                    };
+                };
+                /** @description No message of this organisation has this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The credential cannot be checked, or the records reached, right now; nothing was done */
+                503: {
+                    headers: {
+                        /** @description Whole seconds to wait before trying again */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organisation's suppression list, newest first, a page at a time */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Rows in the page, 1 to 100 */
+                    limit?: number;
+                    /** @description The `next_cursor` of the page before */
+                    cursor?: string;
+                    /** @description Why the address is on the list */
+                    reason?: "bounced" | "complained" | "manual";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page; next_cursor is null on the last */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SuppressionList"];
+                    };
+                };
+                /** @description A query parameter is invalid, unknown or given twice */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Missing, invalid or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["messageBody"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The credential cannot be checked, or the records reached, right now; nothing was done */
+                503: {
+                    headers: {
+                        /** @description Whole seconds to wait before trying again */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Stop sending to an address
+         * @description Sends to it drop it as a recipient (a 422 when no recipient is left). An address on the list already keeps its first entry, which is answered with 200.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SuppressRequest"];
+                };
+            };
+            responses: {
+                /** @description On the list already: the entry kept */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Suppression"];
+                    };
+                };
+                /** @description Added */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Suppression"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Missing, invalid or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["messageBody"];
+                    };
+                };
+                /** @description Body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The credential cannot be checked, or the records reached, right now; nothing was done */
+                503: {
+                    headers: {
+                        /** @description Whole seconds to wait before trying again */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Send to an address again */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The address, percent-encoded (`bob%2Btag%40example.com`) */
+                    email: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UnsuppressResponse"];
+                    };
+                };
+                /** @description Not an email address, or not valid percent-encoding */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Missing, invalid or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["messageBody"];
+                    };
+                };
+                /** @description The address is not on the organisation's list */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The credential cannot be checked, or the records reached, right now; nothing was done */
+                503: {
+                    headers: {
+                        /** @description Whole seconds to wait before trying again */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -746,6 +1167,19 @@ export interface components {
         messageBody: {
             message: string;
         };
+        EmailTag: {
+            name: string;
+            value: string;
+        };
+        Unsubscribe: {
+            /** Format: uri */
+            url: string;
+            /**
+             * Format: email
+             * @description An email address (addr-spec, no display name)
+             */
+            mailto?: string;
+        };
         SendEmailRequest: {
             /**
              * Format: email
@@ -770,7 +1204,13 @@ export interface components {
                 filename: string;
                 key: string;
                 content_type?: string;
+                content_id?: string;
             }[];
+            tags?: components["schemas"]["EmailTag"][];
+            headers?: {
+                [key: string]: string;
+            };
+            unsubscribe?: components["schemas"]["Unsubscribe"];
         };
         SendEmailResponse: {
             message_id: string;
@@ -778,6 +1218,7 @@ export interface components {
             to: string[];
             subject: string;
             attachments: string[];
+            suppressed?: string[];
         };
         PresignRequest: {
             filename: string;
@@ -805,6 +1246,122 @@ export interface components {
         DeleteByIdResponse: {
             deleted: boolean;
             attachment_id: string;
+        };
+        EmailRecipient: {
+            email: string;
+            /** @enum {string} */
+            kind: "to" | "cc" | "bcc";
+            /** @enum {string} */
+            state: "scheduled" | "sending" | "sent" | "delivery_delayed" | "delivered" | "bounced" | "complained" | "suppressed" | "cancelled" | "failed" | "unknown";
+            /** @description ISO 8601, UTC, to the millisecond */
+            updated_at: string;
+            detail?: string;
+        };
+        EmailAttachmentRecord: {
+            filename: string;
+            content_type: string;
+            size: number;
+            key?: string;
+            content_id?: string;
+        };
+        EmailRecord: {
+            id: string;
+            organization_id: string;
+            /** @description ISO 8601, UTC, to the millisecond */
+            created_at: string;
+            /** @enum {string} */
+            status: "scheduled" | "sending" | "sent" | "delivery_delayed" | "delivered" | "bounced" | "complained" | "suppressed" | "cancelled" | "failed" | "unknown";
+            from: string;
+            from_name: string | null;
+            subject: string;
+            recipients: components["schemas"]["EmailRecipient"][];
+            tags: components["schemas"]["EmailTag"][];
+            attachments: components["schemas"]["EmailAttachmentRecord"][];
+            html_bytes: number;
+            text_bytes: number;
+            provider: string | null;
+            provider_message_id: string | null;
+            idempotency_key: string | null;
+            scheduled_at: string | null;
+            last_event: {
+                type: string;
+                /** @description ISO 8601, UTC, to the millisecond */
+                occurred_at: string;
+            } | null;
+            reason: string | null;
+        };
+        EmailList: {
+            data: components["schemas"]["EmailRecord"][];
+            next_cursor: string | null;
+        };
+        EmailEvent: {
+            id: string;
+            type: string;
+            recipient: string | null;
+            /** @description ISO 8601, UTC, to the millisecond */
+            occurred_at: string;
+            provider: string;
+            bounce?: {
+                kind: string;
+                code?: string;
+                diagnostic?: string;
+            };
+            click?: {
+                url: string;
+            };
+        };
+        EmailDetail: {
+            id: string;
+            organization_id: string;
+            /** @description ISO 8601, UTC, to the millisecond */
+            created_at: string;
+            /** @enum {string} */
+            status: "scheduled" | "sending" | "sent" | "delivery_delayed" | "delivered" | "bounced" | "complained" | "suppressed" | "cancelled" | "failed" | "unknown";
+            from: string;
+            from_name: string | null;
+            subject: string;
+            recipients: components["schemas"]["EmailRecipient"][];
+            tags: components["schemas"]["EmailTag"][];
+            attachments: components["schemas"]["EmailAttachmentRecord"][];
+            html_bytes: number;
+            text_bytes: number;
+            provider: string | null;
+            provider_message_id: string | null;
+            idempotency_key: string | null;
+            scheduled_at: string | null;
+            last_event: {
+                type: string;
+                /** @description ISO 8601, UTC, to the millisecond */
+                occurred_at: string;
+            } | null;
+            reason: string | null;
+            events: components["schemas"]["EmailEvent"][];
+        };
+        SuppressRequest: {
+            /**
+             * Format: email
+             * @description An email address (addr-spec, no display name)
+             */
+            email: string;
+            /** @enum {string} */
+            reason?: "bounced" | "complained" | "manual";
+            detail?: string;
+        };
+        Suppression: {
+            email: string;
+            /** @enum {string} */
+            reason: "bounced" | "complained" | "manual";
+            created_at: string;
+            message_id: string | null;
+            detail: string | null;
+        };
+        SuppressionList: {
+            data: components["schemas"]["Suppression"][];
+            next_cursor: string | null;
+        };
+        UnsuppressResponse: {
+            deleted: boolean;
+            email: string;
         };
     };
     responses: never;

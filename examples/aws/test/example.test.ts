@@ -67,6 +67,9 @@ it("presigns to S3, sends through SES with the attachment, from environment conf
   })
   assert.strictEqual(send.status, 201)
   const { message_id } = (await send.json()) as { message_id: string }
-  const email = await ses.runPromise(stored(message_id))
+  // The record names the id the provider gave the message, which it holds the message under.
+  const record = await fetch(`${url}/emails/${message_id}`, { headers })
+  const { provider_message_id } = (await record.json()) as { provider_message_id: string }
+  const email = await ses.runPromise(stored(provider_message_id))
   assert.strictEqual(Buffer.from(email.attachments[0]?.content ?? "", "base64").toString(), "%PDF-1.7 invoice")
 })

@@ -63,7 +63,10 @@ it("uploads to the disk store and sends through Resend with the attachment, from
   })
   assert.strictEqual(send.status, 201)
   const { message_id } = (await send.json()) as { message_id: string }
-  const received = standIn.received(message_id)
+  // The record names the id the provider gave the message, which it holds the message under.
+  const record = await fetch(`${url}/emails/${message_id}`, { headers })
+  const { provider_message_id } = (await record.json()) as { provider_message_id: string }
+  const received = standIn.received(provider_message_id)
   assert.strictEqual(received.subject, "Your invoice")
   assert.strictEqual(Buffer.from(received.attachments[0]?.content ?? []).toString(), "%PDF-1.7")
 })

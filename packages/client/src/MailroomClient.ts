@@ -1,5 +1,7 @@
 // The client of a mailroom server, over `fetch` alone: sends with an Idempotency-Key and safe retries,
-// uploads through a presigned URL in one call, and reaches attachments by key or by attachment id.
+// uploads through a presigned URL in one call, reaches attachments by key or id, reads message records
+// and keeps the suppression list.
+import * as Records from "./internal/records.js"
 import { exchange, type Transport } from "./internal/transport.js"
 import type * as Wire from "./internal/wire.js"
 
@@ -10,6 +12,16 @@ export type PresignResponse = Wire.PresignResponse
 export type DownloadResponse = Wire.DownloadResponse
 export type DeleteByKeyResponse = Wire.DeleteByKeyResponse
 export type DeleteByIdResponse = Wire.DeleteByIdResponse
+export type EmailStatus = Wire.EmailStatus
+export type EmailRecord = Wire.EmailRecord
+export type EmailDetail = Wire.EmailDetail
+export type EmailList = Wire.EmailList
+export type ListEmailsQuery = Wire.ListEmailsQuery
+export type Suppression = Wire.Suppression
+export type SuppressionList = Wire.SuppressionList
+export type ListSuppressionsQuery = Wire.ListSuppressionsQuery
+export type SuppressRequest = Wire.SuppressRequest
+export type UnsuppressResponse = Wire.UnsuppressResponse
 
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 3. */
@@ -91,6 +103,31 @@ export type AttachmentRef = { readonly key: string } | { readonly attachmentId: 
 export interface Emails {
   /** `POST /emails`. Resolves to the 201 body; rejects with a MailroomApiError or MailroomConnectionError. */
   readonly send: (request: SendEmailRequest, options?: SendOptions) => Promise<SendEmailResult>
+  /** `GET /emails/{id}`: each recipient's state and the delivery events. Another organisation's id is a NotFoundError. */
+  readonly get: (id: string, options?: RequestOptions) => Promise<EmailDetail>
+  /**
+   * Every page of `GET /emails`, newest first, from `query.cursor` or the first:
+   * `for await (const page of mailroom.emails.list({ status: "bounced" }))`. Each page is fetched as the loop asks.
+   */
+  readonly list: (query?: ListEmailsQuery, options?: RequestOptions) => AsyncIterableIterator<EmailList>
+  /** One page of `GET /emails`; pass its `next_cursor` as `cursor` for the next. */
+  readonly listPage: (query?: ListEmailsQuery, options?: RequestOptions) => Promise<EmailList>
+}
+
+export interface SuppressResult extends Suppression {
+  /** False when the address was on the list already: the entry is the one kept, with its first reason. */
+  readonly created: boolean
+}
+
+export interface Suppressions {
+  /** `POST /suppressions`: sends to the address drop it from then on. */
+  readonly add: (request: SuppressRequest, options?: RequestOptions) => Promise<SuppressResult>
+  /** `DELETE /suppressions/{email}`: a NotFoundError when the address is not on the list. */
+  readonly remove: (email: string, options?: RequestOptions) => Promise<UnsuppressResponse>
+  /** Every page of `GET /suppressions`, newest first, as `emails.list` does. */
+  readonly list: (query?: ListSuppressionsQuery, options?: RequestOptions) => AsyncIterableIterator<SuppressionList>
+  /** One page of `GET /suppressions`. */
+  readonly listPage: (query?: ListSuppressionsQuery, options?: RequestOptions) => Promise<SuppressionList>
 }
 
 export interface Attachments {
@@ -112,6 +149,8 @@ export interface Attachments {
 export interface MailroomClient {
   readonly emails: Emails
   readonly attachments: Attachments
+  /** The organisation's suppression list (`apiKey`). */
+  readonly suppressions: Suppressions
 }
 
 const defaults = { timeout: 60_000, attempts: 3, initialDelay: 500, maxDelay: 10_000 }
@@ -275,8 +314,10 @@ export const make = (options: Options): MailroomClient => {
           )
         ).value) as Attachments["delete"]
 
+  const records = Records.make({ baseUrl, call, withApiKey })
   return {
-    emails: { send },
-    attachments: { upload, presign, download, read, delete: remove }
+    emails: { send, ...records.emails },
+    attachments: { upload, presign, download, read, delete: remove },
+    suppressions: records.suppressions
   }
 }

@@ -62,11 +62,11 @@ export interface OutboundEmail {
    */
   readonly metadata?: Readonly<Record<string, string>>
   /**
-   * Set when the caller sent an `Idempotency-Key`: the same for every attempt at this message, and
-   * never the same for two organisations (core's Mailer derives it from the organisation and the
-   * caller's key). A provider whose vendor de-duplicates sends by key (Resend's `Idempotency-Key`
-   * header) passes it on, so the vendor too sends a retried request once. 1 to 256 visible ASCII
-   * characters.
+   * The same for every attempt at this message, never the same for two messages: core's Mailer
+   * derives it from the organisation and the caller's `Idempotency-Key` when one was sent, else from
+   * the message's own id. A provider whose vendor de-duplicates sends by key (Resend's
+   * `Idempotency-Key` header) passes it on, so the vendor too takes a retried attempt once. 1 to 256
+   * visible ASCII characters.
    */
   readonly idempotencyKey?: string
 }
@@ -79,6 +79,15 @@ export interface Limits {
   readonly maxMessageBytes: number
   /** Lower-case, without the dot: `["exe", "bat"]`. */
   readonly forbiddenExtensions: ReadonlyArray<string>
+  /** The most custom headers (`OutboundEmail.headers`) a message may carry. Default: no limit of the provider's own. */
+  readonly maxCustomHeaders?: number
+  /** The most caller's tags (`OutboundEmail.tags`, not core's metadata) a message may carry. Default: no limit of the provider's own. */
+  readonly maxTags?: number
+  /**
+   * Custom header names the vendor writes itself and refuses from the caller, compared without case
+   * (SES: `Reply-To`, `Return-Path`...). Default: none beyond those core owns.
+   */
+  readonly forbiddenHeaders?: ReadonlyArray<string>
 }
 
 export interface SendResult {
@@ -129,7 +138,8 @@ export const makeMemory = (options: MemoryOptions = {}): MemoryEmailProvider => 
     sent,
     send: (email) =>
       Effect.gen(function* () {
-        const messageId = randomUUID()
+        // Mailroom's id when core gave one, so the record and the API answer name the same message.
+        const messageId = email.metadata?.[MailEvent.messageKey] ?? randomUUID()
         // A deep copy: the record stays what was sent when the caller reuses its arrays or buffers.
         sent.push({ messageId, email: structuredClone(email) })
         if (options.events !== undefined) {

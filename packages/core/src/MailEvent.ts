@@ -44,6 +44,8 @@ export const MailEvent = Schema.Struct({
   organization_id: Schema.String,
   /** Exactly the `message_id` that `POST /emails` returned. */
   message_id: Schema.String,
+  /** The provider's own id of the message, when it differs from `message_id` (SES, Postmark, Resend). */
+  provider_message_id: Schema.optionalKey(Schema.String),
   /**
    * The recipient the event is about; one event per recipient. `null` only when the provider does not
    * say which one (an SES open, click or unsubscribe of a message sent to several recipients).
@@ -57,6 +59,8 @@ export const MailEvent = Schema.Struct({
   bounce: Schema.optionalKey(Bounce),
   /** Present on `clicked` events. */
   click: Schema.optionalKey(Schema.Struct({ url: Schema.String })),
+  /** The message's tags, as sent (`POST /emails` `tags`), when the message log keeps its record. */
+  tags: Schema.optionalKey(Schema.Array(Schema.Struct({ name: Schema.String, value: Schema.String }))),
   /** The vendor's record, unchanged, for whatever the fields above leave out. */
   raw: Schema.Unknown
 }).annotate({ identifier: "MailEvent", description: "A delivery event of a message sent through mailroom" })
@@ -72,6 +76,13 @@ export type Unrouted = Omit<MailEvent, "organization_id"> & { readonly organizat
  */
 export const organizationKey = "mailroom-org"
 
+/**
+ * The metadata name under which core's Mailer records the message's own id (the `message_id` the API
+ * answered), so that a provider's events name the message as the caller knows it: the outbox names
+ * its file after it; SES tags and Postmark metadata carry it back on each event.
+ */
+export const messageKey = "mailroom-message"
+
 /** `value` as an ISO 8601 UTC instant, or `fallback` when it is missing or not a date. */
 export const instant = (value: unknown, fallback: Date): string => {
   const date = typeof value === "string" || typeof value === "number" ? new Date(value) : undefined
@@ -81,7 +92,10 @@ export const instant = (value: unknown, fallback: Date): string => {
 export interface Fields {
   readonly type: Type
   readonly provider: string
+  /** Mailroom's id of the message (`metadata[messageKey]`), else the provider's when the message carries none. */
   readonly messageId: string
+  /** The provider's own id, when it differs from `messageId`. */
+  readonly providerMessageId?: string
   readonly recipient: string | null
   readonly occurredAt: string
   readonly organizationId: string | undefined
@@ -117,6 +131,9 @@ export const make = (fields: Fields): Unrouted => {
     type: fields.type,
     organization_id: fields.organizationId,
     message_id: fields.messageId,
+    ...(fields.providerMessageId === undefined || fields.providerMessageId === fields.messageId
+      ? {}
+      : { provider_message_id: fields.providerMessageId }),
     recipient: fields.recipient,
     occurred_at: fields.occurredAt,
     provider: fields.provider,
@@ -162,7 +179,8 @@ export const accepted = (options: {
     return make({
       type: rejected ? "rejected" : "delivered",
       provider: options.provider,
-      messageId: options.messageId,
+      messageId: options.email.metadata?.[messageKey] ?? options.messageId,
+      providerMessageId: options.messageId,
       recipient,
       occurredAt: options.at.toISOString(),
       organizationId: options.email.metadata?.[organizationKey],

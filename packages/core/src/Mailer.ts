@@ -1,19 +1,24 @@
 // The send operation of the API: validates a request, applies the organisation's sender domains and
 // the provider's limits, loads the attachments, sends with bounded retries, and honours Idempotency-Key.
 import { createHash } from "node:crypto"
-import { Context, Duration, Effect, Exit, Layer, Metric, Random, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Metric, Random, Schedule } from "effect"
 import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./EmailProvider.js"
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
 import * as SendAttachments from "./internal/sendAttachments.js"
+import * as SendExtras from "./internal/sendExtras.js"
+import * as SendRecord from "./internal/sendRecord.js"
 import { withSpan } from "./internal/tracing.js"
-import { organizationKey } from "./MailEvent.js"
+import { messageKey, organizationKey } from "./MailEvent.js"
 import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
 import * as MailroomMetrics from "./MailroomMetrics.js"
+import * as MessageLog from "./MessageLog.js"
+import { makeId } from "./MessageLog.js"
 import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
-import { ProviderError, SenderNotVerified } from "./ProviderError.js"
+import { ProviderError, RecipientSuppressed, SenderNotVerified } from "./ProviderError.js"
 import { SendRateLimiter } from "./SendRateLimiter.js"
+import { Suppressions } from "./Suppressions.js"
 import * as Wire from "./Wire.js"
 
 export interface RetryPolicy {
@@ -105,6 +110,8 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const limiter = yield* Effect.serviceOption(SendRateLimiter)
   const store = yield* ObjectStore
   const organizations = yield* Organizations
+  const log = yield* MessageLog.MessageLog
+  const suppressions = yield* Suppressions
   const idempotency = yield* IdempotencyStore
   const decodeRequest = Wire.decode(Wire.SendEmailRequest)
   const decodeInProcess = Wire.decode(Wire.InProcessSendRequest)
@@ -193,14 +200,122 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     })
   }
 
-  // The hot path of every send: plain functions and a few Effect steps, no generators, so that what
-  // mailroom adds to a provider call stays small beside the call itself.
+  /** The recipients left once the organisation's suppressed addresses are dropped; none left is a 422. */
+  const address = (principal: Principal, request: Request): Effect.Effect<SendRecord.Addressed, SendError> =>
+    Effect.flatMap(
+      suppressions.check(principal.orgId, [...request.to, ...(request.cc ?? []), ...(request.bcc ?? [])]),
+      (found) => {
+        const addressed = SendRecord.withoutSuppressed(request, new Set(found.map((s) => s.email)))
+        return addressed.to.length + addressed.cc.length + addressed.bcc.length > 0
+          ? Effect.succeed(addressed)
+          : Effect.fail(
+              new ProviderError({
+                provider: "mailroom",
+                reason: new RecipientSuppressed({
+                  message: `every recipient is on this organization's suppression list, nothing was sent: ${addressed.suppressed.join(", ")}`,
+                  recipients: addressed.suppressed
+                })
+              })
+            )
+      }
+    )
+
+  const outbound = (
+    principal: Principal,
+    id: string,
+    request: Request,
+    addressed: SendRecord.Addressed,
+    loaded: ReadonlyArray<OutboundAttachment>,
+    callerKey: string | undefined
+  ): OutboundEmail => {
+    const headers = SendExtras.headersOf(request)
+    return {
+      from:
+        request.from_name === undefined
+          ? { address: request.from }
+          : { address: request.from, name: request.from_name },
+      to: addressed.to,
+      cc: addressed.cc,
+      bcc: addressed.bcc,
+      replyTo: request.reply_to ?? [],
+      subject: request.subject,
+      ...(request.body.html ? { html: request.body.html } : {}),
+      ...(request.body.text ? { text: request.body.text } : {}),
+      attachments: loaded,
+      ...(headers.length === 0 ? {} : { headers }),
+      ...(request.tags === undefined || request.tags.length === 0 ? {} : { tags: request.tags }),
+      // The provider hands both back with each delivery event, which finds its record by them.
+      metadata: { [organizationKey]: principal.orgId, [messageKey]: id },
+      // A vendor that de-duplicates by key sends each message once: under the caller's key when it
+      // gave one (a retry after a restart is then one message to the vendor too), else the message's id.
+      idempotencyKey: callerKey === undefined ? `mailroom-${id}` : providerKeyOf(principal.orgId, callerKey)
+    }
+  }
+
+  /** Accepts the record, then sends; the provider's answer settles it, whatever it is. */
+  const sendRecorded = (
+    principal: Principal,
+    request: Request,
+    addressed: SendRecord.Addressed,
+    loaded: ReadonlyArray<OutboundAttachment>,
+    idempotencyKey: string | undefined
+  ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
+    const id = makeId()
+    const accept = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      log.accept(
+        SendRecord.newMessage({
+          id,
+          organizationId: principal.orgId,
+          createdAt: new Date(now).toISOString(),
+          request,
+          addressed,
+          attachments: loaded,
+          idempotencyKey
+        })
+      )
+    )
+    const sent = sendWithRetries(outbound(principal, id, request, addressed, loaded, idempotencyKey)).pipe(
+      Effect.onExit((exit) => settle(id, SendRecord.outcomeOf(provider.name, exit)))
+    )
+    return Effect.andThen(
+      accept,
+      Effect.map(
+        sent,
+        (): Wire.SendEmailResponse => ({
+          message_id: id,
+          from: request.from,
+          to: request.to,
+          subject: request.subject,
+          attachments: (request.attachments ?? []).flatMap((a) => (a.key === undefined ? [] : [a.key])),
+          ...(addressed.suppressed.length === 0 ? {} : { suppressed: addressed.suppressed })
+        })
+      )
+    )
+  }
+
+  /**
+   * The provider's answer, recorded: the message is sent (or not) whatever the log says, so a log
+   * that cannot take it is retried briefly, then the record is left `sending` and the failure logged.
+   */
+  const settle = (id: string, outcome: MessageLog.Outcome) =>
+    log.settle(id, outcome).pipe(
+      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.upTo({ times: 3 }))),
+      Effect.catch((error) =>
+        Effect.logError(
+          `[mailroom] the outcome of message ${id} (${outcome._tag.toLowerCase()}) could not be recorded; its record stays "sending": ${error.message}`
+        )
+      )
+    )
+
+  // Every send: validation first (every problem at once), then the sender, the suppression list, the
+  // attachments' bytes (held in the memory budget until the provider has answered), the record, the call.
   const deliver = (
     principal: Principal,
     request: Request,
     idempotencyKey?: string
   ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
     const problems = attachments.staticProblems(principal, request)
+    problems.errors.push(...SendExtras.problems(request, provider.limits))
     // A request that fails anyway reports every validation problem first, as it always has.
     const checked =
       problems.errors.length > 0
@@ -208,42 +323,15 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         : Effect.catch(checkSender(principal, request.from), (error) =>
             Effect.andThen(attachments.report(request, problems), Effect.fail(error))
           )
-    const send = (loaded: ReadonlyArray<OutboundAttachment>) =>
-      sendWithRetries({
-        from:
-          request.from_name === undefined
-            ? { address: request.from }
-            : { address: request.from, name: request.from_name },
-        to: request.to,
-        cc: request.cc ?? [],
-        bcc: request.bcc ?? [],
-        replyTo: request.reply_to ?? [],
-        subject: request.subject,
-        ...(request.body.html ? { html: request.body.html } : {}),
-        ...(request.body.text ? { text: request.body.text } : {}),
-        attachments: loaded,
-        // The provider hands it back with each delivery event, which finds its organisation by it.
-        metadata: { [organizationKey]: principal.orgId },
-        ...(idempotencyKey === undefined ? {} : { idempotencyKey: providerKeyOf(principal.orgId, idempotencyKey) })
-      })
-    // Attachment bytes are held in the memory budget until the provider has answered.
-    const sent =
+    const send = (addressed: SendRecord.Addressed) =>
       request.attachments === undefined || request.attachments.length === 0
-        ? send([])
-        : Effect.scoped(Effect.flatMap(attachments.load(request), send))
-    return Effect.andThen(
-      checked,
-      Effect.map(
-        sent,
-        ({ messageId }): Wire.SendEmailResponse => ({
-          message_id: messageId,
-          from: request.from,
-          to: request.to,
-          subject: request.subject,
-          attachments: (request.attachments ?? []).flatMap((a) => (a.key === undefined ? [] : [a.key]))
-        })
-      )
-    )
+        ? sendRecorded(principal, request, addressed, [], idempotencyKey)
+        : Effect.scoped(
+            Effect.flatMap(attachments.load(request), (loaded) =>
+              sendRecorded(principal, request, addressed, loaded, idempotencyKey)
+            )
+          )
+    return Effect.andThen(checked, Effect.flatMap(address(principal, request), send))
   }
 
   // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
@@ -318,5 +406,8 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
 export const layer = (
   config: Config = {}
-): Layer.Layer<Mailer, never, EmailProvider | ObjectStore | Organizations | IdempotencyStore> =>
-  Layer.effect(Mailer, make(config))
+): Layer.Layer<
+  Mailer,
+  never,
+  EmailProvider | ObjectStore | Organizations | IdempotencyStore | MessageLog.MessageLog | Suppressions
+> => Layer.effect(Mailer, make(config))

@@ -8,9 +8,12 @@ import type * as MailEvent from "./MailEvent.js"
 import * as MailEvents from "./MailEvents.js"
 import * as Mailer from "./Mailer.js"
 import { type NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
+import * as MessageLog from "./MessageLog.js"
+import * as Messages from "./Messages.js"
 import type { ObjectStore } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import type * as SendRateLimiter from "./SendRateLimiter.js"
+import * as Suppressions from "./Suppressions.js"
 import type * as Wire from "./Wire.js"
 
 /** The layers to build on; `E` is whatever building them can fail with (a `ConfigError` from `layerConfig`). */
@@ -20,6 +23,11 @@ export interface Options<E = never> {
   readonly organizations: Layer.Layer<Organizations, E>
   /** Default: in memory, for a single instance. */
   readonly idempotency?: Layer.Layer<IdempotencyStore.IdempotencyStore, E>
+  /**
+   * Where messages are recorded and suppressions kept (`@mailroom/sql` on SQLite or PostgreSQL).
+   * Default: in memory, forgotten on restart.
+   */
+  readonly messages?: Layer.Layer<MessageLog.MessageLog | Suppressions.Suppressions, E>
   /**
    * Where delivery events go. Default `MailEvents.layer()`: in-process subscribers only;
    * `WebhookDelivery.layer(...)` also delivers them to each organisation's webhook URL.
@@ -34,23 +42,30 @@ export interface Options<E = never> {
   readonly rateLimiter?: Layer.Layer<SendRateLimiter.SendRateLimiter, E>
 }
 
-/** What `layer` provides: the two operation services, and the layers they were built from. */
+/** What `layer` provides: the operation services, and the layers they were built from. */
 export type Services =
   | Mailer.Mailer
   | Attachments.Attachments
+  | Messages.Messages
   | Organizations
   | ObjectStore
   | EmailProvider
   | IdempotencyStore.IdempotencyStore
   | MailEvents.MailEvents
+  | MessageLog.MessageLog
+  | Suppressions.Suppressions
 
 /**
- * Mailer and Attachments from the given provider, store and organisations. The provider is given the
+ * Mailer, Attachments and Messages from the given provider, store and organisations. The provider is given the
  * same `MailEvents`, so a provider that reports deliveries itself (the outbox) publishes them there.
  */
 export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> => {
-  const events = (options.events ?? MailEvents.layer()).pipe(Layer.provide(options.organizations))
+  const messages = options.messages ?? Layer.merge(MessageLog.layerMemory(), Suppressions.layerMemory())
+  const events = (options.events ?? MailEvents.layer()).pipe(
+    Layer.provide(Layer.merge(options.organizations, messages))
+  )
   const base = Layer.mergeAll(
+    messages,
     options.provider.pipe(Layer.provide(events)),
     options.store,
     options.organizations,
@@ -61,7 +76,7 @@ export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> 
     options.rateLimiter === undefined
       ? Mailer.layer(options.mailer)
       : Mailer.layer(options.mailer).pipe(Layer.provide(options.rateLimiter))
-  return Layer.mergeAll(mailer, Attachments.layer(options.attachments)).pipe(Layer.provideMerge(base))
+  return Layer.mergeAll(mailer, Attachments.layer(options.attachments), Messages.layer).pipe(Layer.provideMerge(base))
 }
 
 /** Who a call is made for: an organisation id for trusted in-process callers, or a credential to check. */
@@ -94,6 +109,31 @@ export interface Client {
   readonly delete: {
     (caller: Caller, target: Target): Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
     (target: Target): Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
+  }
+  /** A message's record (`GET /emails/{id}`): each recipient's state and the delivery events. */
+  readonly getEmail: {
+    (caller: Caller, id: string): Promise<MessageLog.EmailDetail>
+    (id: string): Promise<MessageLog.EmailDetail>
+  }
+  /** One page of records, newest first (`GET /emails`); pass its `next_cursor` as `cursor` for the next. */
+  readonly listEmails: {
+    (caller: Caller, query?: Messages.ListEmailsRequest): Promise<Wire.EmailList>
+    (query?: Messages.ListEmailsRequest): Promise<Wire.EmailList>
+  }
+  /** Stops sends to an address (`POST /suppressions`); `created` is false when it was on the list already. */
+  readonly suppress: {
+    (caller: Caller, request: typeof Wire.SuppressRequest.Encoded): Promise<Messages.Suppressed>
+    (request: typeof Wire.SuppressRequest.Encoded): Promise<Messages.Suppressed>
+  }
+  /** Takes an address off the list (`DELETE /suppressions/{email}`); rejects with `NotFound` when it is not on it. */
+  readonly unsuppress: {
+    (caller: Caller, email: string): Promise<Wire.UnsuppressResponse>
+    (email: string): Promise<Wire.UnsuppressResponse>
+  }
+  /** One page of the suppression list, newest first (`GET /suppressions`). */
+  readonly listSuppressions: {
+    (caller: Caller, query?: Messages.ListSuppressionsRequest): Promise<Wire.SuppressionList>
+    (query?: Messages.ListSuppressionsRequest): Promise<Wire.SuppressionList>
   }
   /**
    * Calls `listener` with each delivery event from now on (of one organisation, or of all), in order,
@@ -186,6 +226,17 @@ export const make = <E = never>(options: Options<E>): Client => {
         (a): Effect.Effect<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse, unknown> =>
           "key" in target ? a.delete(p, target.key) : a.deleteById(p, target.attachmentId)
       )
+    ),
+    getEmail: as((p, id: string) => Effect.flatMap(Messages.Messages, (m) => m.get(p, id))),
+    listEmails: as((p, query?: Messages.ListEmailsRequest) =>
+      Effect.flatMap(Messages.Messages, (m) => m.list(p, query ?? {}))
+    ),
+    suppress: as((p, request: typeof Wire.SuppressRequest.Encoded) =>
+      Effect.flatMap(Messages.Messages, (m) => m.suppress(p, request))
+    ),
+    unsuppress: as((p, email: string) => Effect.flatMap(Messages.Messages, (m) => m.unsuppress(p, email))),
+    listSuppressions: as((p, query?: Messages.ListSuppressionsRequest) =>
+      Effect.flatMap(Messages.Messages, (m) => m.listSuppressions(p, query ?? {}))
     ),
     onEvent: async (listener, subscribeOptions) => {
       const scope = await runtime.runPromise(Scope.make())

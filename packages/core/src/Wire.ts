@@ -1,11 +1,19 @@
 // The JSON bodies of the API (SPEC section 2, DESIGN section 3) as Schemas, and their decoding into
 // one validation message per problem. The HTTP package and the OpenAPI document use these same schemas.
 import { Effect, Schema } from "effect"
-import { isEmailAddress } from "./internal/address.js"
 import { maxIdHex } from "./internal/attachmentKey.js"
 import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
 import { commonSend } from "./internal/sendDecode.js"
+import {
+  contentIdPattern,
+  headerNamePattern,
+  isUnsubscribeUrl,
+  maxHeaders,
+  maxTags,
+  ownedHeader,
+  ownedHeaderPattern
+} from "./internal/sendExtras.js"
 import {
   atMostCharacters,
   blank,
@@ -15,36 +23,13 @@ import {
   mimeType,
   mimeTypePattern
 } from "./internal/text.js"
+import * as Rules from "./internal/wireRules.js"
 import { ValidationError } from "./MailroomError.js"
 
-const fails =
-  <T>(test: (value: T) => boolean, message: string) =>
-  (value: T) =>
-    test(value) ? undefined : message
-
-/**
- * A check and its exact JSON Schema: the OpenAPI document is generated from these schemas and must
- * refuse what the decoder refuses, and accept what it accepts.
- */
-const rule = <T>(test: (value: T) => boolean, message: string, jsonSchema: Record<string, unknown>, abort = false) =>
-  Schema.makeFilter(fails(test, message), { toJsonSchema: () => jsonSchema }, abort)
-
-const atext = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-const label = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+const { fails, rule } = Rules
 
 /** An addr-spec email address: at most 254 characters, internationalised domains accepted. */
-export const EmailAddress = Schema.String.pipe(
-  Schema.check(
-    rule(isEmailAddress, "must be a valid email address", {
-      format: "email",
-      maxLength: 254,
-      // The server's rule in ASCII: a dot-atom of at most 64 characters, at least two DNS labels and
-      // a top-level domain that is not all digits. The server also takes Unicode domains, which
-      // `format: email` does not; give them punycoded to pass a client-side validator.
-      pattern: `^(?=[^@]{1,64}@)${atext}(?:\\.${atext})*@(?:${label}\\.)+(?![0-9]+$)${label}$`
-    })
-  )
-).annotate({ description: "An email address (addr-spec, no display name)" })
+export const EmailAddress = Rules.EmailAddress
 
 const notBlank = rule((s: string) => !blank(s), "must not be empty", { minLength: 1, pattern: "\\S" })
 
@@ -145,12 +130,85 @@ export const EmailBody = Schema.Struct({
   )
 )
 
+/** A Content-ID without its angle brackets: the `cid:` the HTML names the inline part by. */
+export const ContentId = Schema.String.pipe(
+  Schema.check(
+    rule(
+      (s: string) => contentIdPattern.test(s),
+      "must be 1 to 200 letters, digits and the characters . _ - @ + = ! # $ % & ' * / ? ^ ` { | } ~",
+      { pattern: contentIdPattern.source }
+    )
+  )
+)
+
 export const EmailAttachment = Schema.Struct({
   filename: headerText(255, true),
   key: StorageKey,
-  content_type: Schema.optionalKey(ContentType)
+  content_type: Schema.optionalKey(ContentType),
+  /** Makes the file an inline part that the HTML shows as `<img src="cid:{content_id}">`. */
+  content_id: Schema.optionalKey(ContentId)
 })
 export type EmailAttachment = typeof EmailAttachment.Type
+
+/** A tag of the message: stored with its record, passed to the vendor, carried on its events. */
+export const EmailTag = Rules.EmailTag
+
+const Tags = Schema.Array(EmailTag).pipe(
+  Schema.check(
+    rule((a: ReadonlyArray<unknown>) => a.length <= maxTags, `must contain at most ${maxTags} tags`, {
+      maxItems: maxTags
+    }),
+    rule(
+      (a: ReadonlyArray<{ readonly name: string }>) => new Set(a.map((t) => t.name)).size === a.length,
+      "must not name a tag twice",
+      { uniqueItems: true }
+    )
+  )
+)
+
+/**
+ * Custom headers, `{"X-Campaign": "spring"}`: a field name of visible ASCII without `:`, a value of
+ * header text. The headers mailroom writes itself are refused by name (`ownedHeader`).
+ */
+const Headers = Schema.Record(Schema.String, headerText(998, false)).pipe(
+  Schema.check(
+    Schema.makeFilter(
+      (headers: Readonly<Record<string, string>>) =>
+        Object.keys(headers).flatMap((name) =>
+          !headerNamePattern.test(name)
+            ? [{ path: [name], issue: "must be a header name of 1 to 76 visible ASCII characters, no colon" }]
+            : ownedHeader(name)
+              ? [{ path: [name], issue: "is a header mailroom writes itself; use the request's own field" }]
+              : []
+        ),
+      {
+        toJsonSchema: () => ({
+          propertyNames: { pattern: headerNamePattern.source, not: { pattern: ownedHeaderPattern } }
+        })
+      }
+    ),
+    rule(
+      (h: Readonly<Record<string, string>>) => Object.keys(h).length <= maxHeaders,
+      `must contain at most ${maxHeaders} headers`,
+      { maxProperties: maxHeaders }
+    )
+  )
+)
+
+/** RFC 8058 one-click unsubscribe: `List-Unsubscribe` with these, and `List-Unsubscribe-Post`. */
+export const Unsubscribe = Schema.Struct({
+  /** Where a mail client POSTs `List-Unsubscribe=One-Click`: an https URL. */
+  url: Schema.String.pipe(
+    Schema.check(
+      rule(isUnsubscribeUrl, "must be an https URL of at most 2048 characters", {
+        format: "uri",
+        maxLength: 2048,
+        pattern: "^https://"
+      })
+    )
+  ),
+  mailto: Schema.optionalKey(EmailAddress)
+}).annotate({ identifier: "Unsubscribe" })
 
 export const SendEmailRequest = Schema.Struct({
   from: EmailAddress,
@@ -161,7 +219,10 @@ export const SendEmailRequest = Schema.Struct({
   reply_to: Schema.optionalKey(recipients(false)),
   subject: headerText(998, true),
   body: EmailBody,
-  attachments: Schema.optionalKey(list(EmailAttachment))
+  attachments: Schema.optionalKey(list(EmailAttachment)),
+  tags: Schema.optionalKey(Tags),
+  headers: Schema.optionalKey(Headers),
+  unsubscribe: Schema.optionalKey(Unsubscribe)
 }).annotate({ identifier: "SendEmailRequest" })
 export type SendEmailRequest = typeof SendEmailRequest.Type
 
@@ -173,7 +234,8 @@ export const InProcessAttachment = Schema.Struct({
   filename: headerText(255, true),
   key: Schema.optionalKey(StorageKey),
   content: Schema.optionalKey(Schema.Union([Schema.Uint8Array, Schema.String])),
-  content_type: Schema.optionalKey(ContentType)
+  content_type: Schema.optionalKey(ContentType),
+  content_id: Schema.optionalKey(ContentId)
 }).pipe(
   Schema.check(
     Schema.makeFilter(
@@ -199,7 +261,9 @@ export const SendEmailResponse = Schema.Struct({
   from: Schema.String,
   to: Schema.Array(Schema.String),
   subject: Schema.String,
-  attachments: Schema.Array(Schema.String)
+  attachments: Schema.Array(Schema.String),
+  /** The recipients dropped because the organisation suppressed them; absent when none was. */
+  suppressed: Schema.optionalKey(Schema.Array(Schema.String))
 }).annotate({ identifier: "SendEmailResponse" })
 export type SendEmailResponse = typeof SendEmailResponse.Type
 
@@ -250,6 +314,37 @@ export const DeleteByIdResponse = Schema.Struct({
   attachment_id: AttachmentId
 }).annotate({ identifier: "DeleteByIdResponse" })
 export type DeleteByIdResponse = typeof DeleteByIdResponse.Type
+
+// --- message records and suppressions (internal/wireMessages.ts) ---------------------------------
+
+export {
+  /** Rows a page holds when the query does not say: 20. */
+  defaultPageSize,
+  /** `GET /emails`'s page: records newest first and the cursor of the next page (null on the last). */
+  EmailList,
+  /** `GET /emails`'s query: `limit`, `cursor`, `status`, `to`, `tag` (`name:value`), `since`, `until`. */
+  ListEmailsQuery,
+  /** `GET /suppressions`'s query: `limit`, `cursor`, `reason`. */
+  ListSuppressionsQuery,
+  /** `{id}` of `GET /emails/{id}`: a UUID, as `POST /emails` answered it. */
+  MessageId,
+  /** The most rows one page holds: 100. */
+  maxPageSize,
+  /** `cursor`: the `next_cursor` of the page before. */
+  PageCursor,
+  /** `limit`: 1 to 100, as digits (a query string) or a number. */
+  PageLimit,
+  /** `GET /suppressions`'s page. */
+  SuppressionList,
+  /** `POST /suppressions`'s body: `{email, reason?, detail?}`. */
+  SuppressRequest,
+  /** `tag`: `name:value`. */
+  TagFilter,
+  /** `since` and `until`: RFC 3339 with an offset, decoded to UTC ISO 8601. */
+  Timestamp,
+  /** `DELETE /suppressions/{email}`'s answer. */
+  UnsuppressResponse
+} from "./internal/wireMessages.js"
 
 /**
  * The problems with the size of parsed JSON, before any schema sees it: a list longer than any the

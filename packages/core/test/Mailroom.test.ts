@@ -95,3 +95,91 @@ describe("Mailroom.make (Promise client)", () => {
     assert.strictEqual((gone as MailroomError.MailroomError)._tag, "NotFound")
   })
 })
+
+describe("Mailroom.make: records and suppressions", () => {
+  const records = Mailroom.make({
+    // The memory provider as a layer reports each recipient delivered, as a vendor's webhook would.
+    provider: EmailProvider.layerMemory(),
+    store: Layer.succeed(ObjectStore.ObjectStore, ObjectStore.makeMemory()),
+    organizations: Organizations.layerStatic({
+      serviceDomain: "mailroom.test",
+      organizations: [
+        { id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_acme"] },
+        { id: "org_globex", slug: "globex", verifiedDomains: ["globex.example"], apiKeys: ["mr_globex"] }
+      ]
+    })
+  })
+  afterAll(() => records.dispose())
+  const acme = { apiKey: "mr_acme" }
+  const globex = { orgId: "org_globex" }
+  const message = (subject: string) => ({
+    from: "a@acme.example",
+    to: ["bob@example.com"],
+    subject,
+    body: { text: "x" },
+    tags: [{ name: "kind", value: subject }]
+  })
+
+  it("reads a sent message back, delivered, and pages the organisation's records", async () => {
+    const first = (await records.send(acme, message("one"))).response.message_id
+    const second = (await records.send(acme, message("two"))).response.message_id
+    await records.send(globex, { ...message("theirs"), from: "g@globex.example" })
+    const detail = await records.getEmail(acme, first)
+    assert.strictEqual(detail.status, "delivered")
+    assert.deepStrictEqual(
+      detail.recipients.map((r) => [r.email, r.state]),
+      [["bob@example.com", "delivered"]]
+    )
+    assert.deepStrictEqual(
+      detail.events.map((e) => e.type),
+      ["delivered"]
+    )
+    const page = await records.listEmails(acme, { limit: 1 })
+    assert.deepStrictEqual(
+      page.data.map((r) => r.id),
+      [second]
+    )
+    const next = await records.listEmails(acme, { limit: 1, cursor: page.next_cursor ?? "" })
+    assert.deepStrictEqual(
+      next.data.map((r) => r.id),
+      [first]
+    )
+    assert.deepStrictEqual(
+      (await records.listEmails(acme, { tag: "kind:two" })).data.map((r) => r.id),
+      [second]
+    )
+    assert.deepStrictEqual(
+      (await records.listEmails(globex)).data.map((r) => r.subject),
+      ["theirs"]
+    )
+    const missing = await rejection(records.getEmail(globex, first))
+    assert.isTrue(MailroomError.isNotFound(missing), "another organisation's id")
+    const invalid = await rejection(records.listEmails(acme, { limit: 0 }))
+    assert.isTrue(MailroomError.isValidationError(invalid))
+    assert.deepStrictEqual((invalid as MailroomError.ValidationError).errors, [
+      "limit: must be a whole number from 1 to 100"
+    ])
+  })
+
+  it("suppresses, refuses a send to the suppressed address alone, and takes it off again", async () => {
+    const added = await records.suppress(acme, { email: "eve@example.com" })
+    assert.strictEqual(added.created, true)
+    assert.strictEqual(added.suppression.reason, "manual")
+    assert.strictEqual((await records.suppress(acme, { email: "eve@example.com" })).created, false)
+    const refused = await rejection(records.send(acme, { ...message("x"), to: ["eve@example.com"] }))
+    assert.isTrue(ProviderError.isProviderError(refused))
+    assert.strictEqual((refused as ProviderError.ProviderError).reason._tag, "RecipientSuppressed")
+    assert.deepStrictEqual(
+      (await records.listSuppressions(acme)).data.map((s) => s.email),
+      ["eve@example.com"]
+    )
+    assert.deepStrictEqual((await records.listSuppressions(globex)).data, [])
+    assert.isTrue(MailroomError.isNotFound(await rejection(records.unsuppress(globex, "eve@example.com"))))
+    assert.deepStrictEqual(await records.unsuppress(acme, "eve@example.com"), {
+      deleted: true,
+      email: "eve@example.com"
+    })
+    const { response } = await records.send(acme, { ...message("y"), to: ["eve@example.com"] })
+    assert.strictEqual((await records.getEmail(acme, response.message_id)).status, "delivered")
+  })
+})

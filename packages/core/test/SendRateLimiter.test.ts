@@ -6,10 +6,12 @@ import {
   IdempotencyStore,
   Mailer,
   MailroomMetrics,
+  MessageLog,
   ObjectStore,
   Organizations,
   ProviderError,
-  SendRateLimiter
+  SendRateLimiter,
+  Suppressions
 } from "../src/index.js"
 import { acme, organizations } from "./fixtures.js"
 
@@ -45,7 +47,9 @@ const mailerWith = (provider: EmailProvider.EmailProvider, limiter: SendRateLimi
         Layer.succeed(ObjectStore.ObjectStore, ObjectStore.makeMemory()),
         Layer.succeed(EmailProvider.EmailProvider, provider),
         Layer.succeed(Organizations.Organizations, organizations),
-        IdempotencyStore.layerMemory()
+        IdempotencyStore.layerMemory(),
+        MessageLog.layerMemory(),
+        Suppressions.layerMemory()
       )
     )
   )

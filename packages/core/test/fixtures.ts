@@ -1,6 +1,16 @@
 // Two organisations on the memory layers, shared by the service tests.
 import { Layer } from "effect"
-import { Attachments, EmailProvider, IdempotencyStore, Mailer, ObjectStore, Organizations } from "../src/index.js"
+import {
+  Attachments,
+  EmailProvider,
+  IdempotencyStore,
+  Mailer,
+  MessageLog,
+  Messages,
+  ObjectStore,
+  Organizations,
+  Suppressions
+} from "../src/index.js"
 
 export const acme: Organizations.Principal = { orgId: "org_acme", slug: "acme" }
 export const globex: Organizations.Principal = { orgId: "org_globex", slug: "globex" }
@@ -30,11 +40,17 @@ export const makeWorld = (
     readonly attachments?: Attachments.Config
     readonly mailer?: Mailer.Config
     readonly idempotency?: IdempotencyStore.IdempotencyStore
+    readonly log?: MessageLog.MessageLog
+    readonly suppressions?: Suppressions.Suppressions
   } = {}
 ) => {
   const store = ObjectStore.makeMemory()
   const provider = options.provider ?? EmailProvider.makeMemory()
+  const log = options.log ?? MessageLog.makeMemory()
+  const suppressions = options.suppressions ?? Suppressions.makeMemory()
   const base = Layer.mergeAll(
+    Layer.succeed(MessageLog.MessageLog, log),
+    Layer.succeed(Suppressions.Suppressions, suppressions),
     Layer.succeed(ObjectStore.ObjectStore, store),
     Layer.succeed(EmailProvider.EmailProvider, provider),
     Layer.succeed(Organizations.Organizations, organizations),
@@ -42,8 +58,10 @@ export const makeWorld = (
       ? IdempotencyStore.layerMemory()
       : Layer.succeed(IdempotencyStore.IdempotencyStore, options.idempotency)
   )
-  const layer = Layer.mergeAll(Mailer.layer(options.mailer), Attachments.layer(options.attachments)).pipe(
-    Layer.provideMerge(base)
-  )
-  return { store, provider, layer }
+  const layer = Layer.mergeAll(
+    Mailer.layer(options.mailer),
+    Attachments.layer(options.attachments),
+    Messages.layer
+  ).pipe(Layer.provideMerge(base))
+  return { store, provider, log, suppressions, layer }
 }

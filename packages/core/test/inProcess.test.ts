@@ -50,6 +50,21 @@ describe("Organizations.single", () => {
     assert.deepStrictEqual(await mailroom.delete({ key: presigned.key }), { deleted: true, key: presigned.key })
   })
 
+  it("reads records and keeps suppressions without a caller", async () => {
+    const { response } = await mailroom.send(message)
+    assert.strictEqual((await mailroom.getEmail(response.message_id)).subject, "Hi")
+    assert.strictEqual((await mailroom.listEmails({ limit: 1 })).data[0]?.id, response.message_id)
+    assert.isTrue((await mailroom.suppress({ email: "carol@example.com" })).created)
+    assert.deepStrictEqual(
+      (await mailroom.listSuppressions({ reason: "manual" })).data.map((s) => s.email),
+      ["carol@example.com"]
+    )
+    assert.deepStrictEqual(await mailroom.unsuppress("carol@example.com"), {
+      deleted: true,
+      email: "carol@example.com"
+    })
+  })
+
   it("sends attachments given as bytes or text, beside stored ones", async () => {
     const pdf = new Uint8Array([0x25, 0x50, 0x44, 0x46, 0, 255])
     const { response } = await mailroom.send({

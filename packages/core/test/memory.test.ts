@@ -24,7 +24,16 @@ EmailProviderSuite("memory", {
         subject: email.subject,
         text: email.text,
         html: email.html,
-        attachments: email.attachments
+        attachments: email.attachments.map((a) => ({
+          filename: a.filename,
+          contentType: a.contentType,
+          content: a.content,
+          contentId: a.contentId,
+          disposition: a.contentId === undefined ? ("attachment" as const) : ("inline" as const)
+        })),
+        headers: email.headers ?? [],
+        tags: email.tags ?? [],
+        metadata: email.metadata ?? {}
       }
     })
 })

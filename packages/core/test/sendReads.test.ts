@@ -3,7 +3,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Adapter from "../src/adapter.js"
-import { EmailProvider, IdempotencyStore, Mailer, ObjectStore, Organizations } from "../src/index.js"
+import {
+  EmailProvider,
+  IdempotencyStore,
+  Mailer,
+  MessageLog,
+  ObjectStore,
+  Organizations,
+  Suppressions
+} from "../src/index.js"
 import { acme, organizations } from "./fixtures.js"
 
 const counted = () => {
@@ -43,6 +51,8 @@ const world = (limits: EmailProvider.Limits = EmailProvider.memoryLimits) => {
         Layer.succeed(ObjectStore.ObjectStore, store),
         Layer.succeed(EmailProvider.EmailProvider, provider),
         Layer.succeed(Organizations.Organizations, organizations),
+        MessageLog.layerMemory(),
+        Suppressions.layerMemory(),
         IdempotencyStore.layerMemory()
       )
     )

@@ -16,7 +16,7 @@ export interface Options extends Router.Options {
   readonly unknownRoutes?: "next" | "404"
 }
 
-/** What the handlers need: core's Mailer, Attachments, Organizations and the ObjectStore (`Mailroom.layer` provides all four). */
+/** What the handlers need: core's Mailer, Attachments, Messages, Organizations and MailEvents (`Mailroom.layer` provides them all). */
 export type Services = Router.Services
 
 /**

@@ -2,41 +2,10 @@
 // decodes with, so the description cannot drift from what is enforced.
 import { Wire } from "@mailroom/core"
 import { Schema } from "effect"
+import * as MessagesDocument from "./internal/openApiMessages.js"
+import { errorResponse, jsonBody, retryAfter, type Shape, shapes, success } from "./internal/openApiParts.js"
 
 type JsonObject = Record<string, unknown>
-
-const shapes = {
-  errors: {
-    type: "object",
-    required: ["errors"],
-    properties: { errors: { type: "array", items: { type: "string" } } }
-  },
-  error: { type: "object", required: ["error"], properties: { error: { type: "string" } } },
-  message: { type: "object", required: ["message"], properties: { message: { type: "string" } } }
-} as const
-
-const retryAfter = (required: boolean) => ({
-  "Retry-After": {
-    description: "Whole seconds to wait before trying again",
-    required,
-    schema: { type: "integer", minimum: 1 }
-  }
-})
-
-const errorResponse = (shape: keyof typeof shapes, description: string, headers?: ReturnType<typeof retryAfter>) => ({
-  description,
-  ...(headers === undefined ? {} : { headers }),
-  content: { "application/json": { schema: { $ref: `#/components/schemas/${shape}Body` } } }
-})
-
-const jsonBody = (ref: string) => ({
-  required: true,
-  content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } }
-})
-
-const success = (status: string, ref: string, description: string) => ({
-  [status]: { description, content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } } }
-})
 
 export interface DocumentOptions {
   /** The origin clients reach the service at, e.g. "https://mail.example.com": the document's `servers`. */
@@ -97,10 +66,17 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     DownloadResponse: Wire.DownloadResponse,
     DeleteByKeyResponse: Wire.DeleteByKeyResponse,
     DeleteByIdRequest: Wire.DeleteByIdRequest,
-    DeleteByIdResponse: Wire.DeleteByIdResponse
+    DeleteByIdResponse: Wire.DeleteByIdResponse,
+    ...MessagesDocument.schemas
   })) {
     const generated = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
-    Object.assign(components, generated.definitions)
+    for (const [definition, value] of Object.entries(generated.definitions)) {
+      // Two schemas with one identifier would silently replace each other here.
+      if (definition in components && JSON.stringify(components[definition]) !== JSON.stringify(value)) {
+        throw new Error(`OpenApi: two different schemas are named ${definition}`)
+      }
+      components[definition] = value
+    }
     if (!(name in generated.definitions)) components[name] = generated.schema
   }
   // The limit is configuration, not schema: the decoder checks it after the schema does.
@@ -118,7 +94,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
   const apiKey = [{ apiKey: [] }]
   const bearer = [{ bearer: [] }]
   // Every authenticated operation: an unreachable organisations store is a 503, never a 401.
-  const unauthorized = (shape: keyof typeof shapes, unavailableShape: keyof typeof shapes = shape) => ({
+  const unauthorized = (shape: Shape, unavailableShape: Shape = shape) => ({
     "401": errorResponse(shape, "Missing, invalid or revoked credential"),
     "503": errorResponse(
       unavailableShape,
@@ -126,10 +102,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
       retryAfter(false)
     )
   })
-  const presign = (
-    security: ReadonlyArray<Record<string, ReadonlyArray<string>>>,
-    shape: (s: string) => keyof typeof shapes
-  ) => ({
+  const presign = (security: ReadonlyArray<Record<string, ReadonlyArray<string>>>, shape: (s: string) => Shape) => ({
     post: {
       summary: "Presign an upload: a URL to PUT the file to, its storage key and attachment id",
       security,
@@ -145,8 +118,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
       }
     }
   })
-  const baseAttachment = (status: string): keyof typeof shapes =>
-    ["401", "404", "500"].includes(status) ? "message" : "error"
+  const baseAttachment = (status: string): Shape => (["401", "404", "500"].includes(status) ? "message" : "error")
   const query = (name: string, schema: Schema.Top) => ({
     name,
     in: "query",
@@ -160,7 +132,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     info: {
       title: "mailroom",
       version: "1.0.0",
-      description: "Transactional email with attachments kept in private object storage."
+      description: `Transactional email with attachments kept in private object storage. ${MessagesDocument.errorShapes}`
     },
     ...(publicUrl === undefined || publicUrl === "" ? {} : { servers: [{ url: publicUrl }] }),
     paths: {
@@ -194,8 +166,10 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
               retryAfter(false)
             )
           }
-        }
+        },
+        get: MessagesDocument.listEmails
       },
+      ...MessagesDocument.paths(base),
       [`${base}/attachments/presign`]: presign(apiKey, baseAttachment),
       [`${base}/attachments/download`]: {
         get: {

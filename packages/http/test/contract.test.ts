@@ -47,7 +47,15 @@ for (const [transport, start] of Object.entries(transports)) {
     const call = async (
       method: string,
       path: string,
-      init: { headers?: Record<string, string>; query?: string; body?: unknown; raw?: string; type?: string } = {}
+      init: {
+        headers?: Record<string, string>
+        query?: string
+        body?: unknown
+        raw?: string
+        type?: string
+        /** The path as the document writes it, for a path with a parameter (`/emails/{id}`). */
+        as?: string
+      } = {}
     ) => {
       const body = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
       const response = await fetch(`${server.url}${path}${init.query ?? ""}`, {
@@ -59,7 +67,13 @@ for (const [transport, start] of Object.entries(transports)) {
         ...(body === undefined ? {} : { body })
       })
       const text = await response.text()
-      const answer = { method, path, status: response.status, headers: response.headers, body: JSON.parse(text) }
+      const answer = {
+        method,
+        path: init.as ?? path,
+        status: response.status,
+        headers: response.headers,
+        body: JSON.parse(text)
+      }
       observed.push(answer)
       return answer
     }
@@ -89,6 +103,112 @@ for (const [transport, start] of Object.entries(transports)) {
       }
     }
 
+    const withMessages = async <A>(state: "down" | "broken", run: () => Promise<A>) => {
+      world.control.messages = state
+      try {
+        return await run()
+      } finally {
+        world.control.messages = "up"
+      }
+    }
+
+    it("records and suppressions: what the document accepts the server accepts, and refuses what it refuses", async () => {
+      const contract = makeContract(document)
+      await call("POST", "/emails", { headers: apiKey, body: message })
+      const sent = await call("POST", "/emails", { headers: apiKey, body: message })
+      const id = (sent.body as { message_id: string }).message_id
+      const cursor = (
+        (await call("GET", "/emails", { headers: apiKey, query: "?limit=1" })).body as { next_cursor: string }
+      ).next_cursor
+      const queries: ReadonlyArray<[string, string, string, boolean]> = [
+        ["/emails", "limit", "1", true],
+        ["/emails", "limit", "100", true],
+        ["/emails", "limit", "05", true],
+        ["/emails", "limit", "0", false],
+        ["/emails", "limit", "101", false],
+        ["/emails", "limit", "1.5", false],
+        ["/emails", "limit", "-1", false],
+        ["/emails", "limit", "ten", false],
+        ["/emails", "cursor", cursor, true],
+        ["/emails", "cursor", "{}", false],
+        ["/emails", "status", "delivered", true],
+        ["/emails", "status", "lost", false],
+        ["/emails", "to", "o'brien+tag@example.com", true],
+        ["/emails", "to", "alice", false],
+        ["/emails", "tag", "kind:welcome-2", true],
+        ["/emails", "tag", "kind", false],
+        ["/emails", "tag", "a:b:c", false],
+        ["/emails", "tag", "a b:c", false],
+        ["/emails", "since", "2026-05-01T09:00:00+02:00", true],
+        ["/emails", "since", "2028-02-29t09:00:00.123456789z", true],
+        ["/emails", "since", "2026-02-29T09:00:00Z", false],
+        ["/emails", "since", "2026-05-01T09:00:00", false],
+        ["/emails", "since", "2026-05-01T09:00:00+0200", false],
+        ["/emails", "since", "2026-05-01 09:00:00Z", false],
+        ["/emails", "until", "2026-12-31T23:59:60Z", false],
+        ["/emails", "until", "2026-05-01", false],
+        ["/suppressions", "limit", "20", true],
+        ["/suppressions", "limit", "0", false],
+        ["/suppressions", "reason", "bounced", true],
+        ["/suppressions", "reason", "spam", false]
+      ]
+      for (const [path, name, value, valid] of queries) {
+        const where = `${path} ${name}=${value}`
+        assert.strictEqual(contract.acceptsParameter("GET", path, name, value), valid, where)
+        const answer = await call("GET", path, { headers: apiKey, query: `?${new URLSearchParams({ [name]: value })}` })
+        assert.strictEqual(answer.status, valid ? 200 : 400, `${where}: ${JSON.stringify(answer.body)}`)
+      }
+      for (const [value, status] of [
+        [id, 200],
+        [id.toUpperCase(), 200],
+        ["0190c3b2-0000-7000-8000-000000000000", 404],
+        ["not-an-id", 404],
+        [`${id.slice(0, -1)}g`, 404]
+      ] as const) {
+        assert.strictEqual(
+          contract.acceptsParameter("GET", "/emails/{id}", "id", value),
+          status === 200 || value.startsWith("0190"),
+          value
+        )
+        assert.strictEqual(
+          (await call("GET", `/emails/${value}`, { headers: apiKey, as: "/emails/{id}" })).status,
+          status
+        )
+      }
+      const suppressions: ReadonlyArray<[Record<string, unknown>, boolean]> = [
+        [{ email: "s1@example.com" }, true],
+        [{ email: `${"a".repeat(64)}@${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(57)}.com` }, true],
+        [{ email: "s2@example.com", reason: "complained", detail: "" }, true],
+        [{ email: "s3@example.com", reason: "manual", detail: "é\t".repeat(250) }, true],
+        [{}, false],
+        [{ email: "x" }, false],
+        [{ email: "a@b.123" }, false],
+        [{ email: "s4@example.com", reason: "spam" }, false],
+        [{ email: "s4@example.com", reason: null }, false],
+        [{ email: "s4@example.com", detail: "x".repeat(501) }, false],
+        [{ email: "s4@example.com", detail: "a\u0000b" }, false],
+        [{ email: "s4@example.com", note: "x" }, false]
+      ]
+      for (const [body, valid] of suppressions) {
+        assert.strictEqual(contract.acceptsBody("POST", "/suppressions", body), valid, JSON.stringify(body))
+        const answer = await call("POST", "/suppressions", { headers: apiKey, body })
+        assert.strictEqual(answer.status, valid ? 201 : 400, `${JSON.stringify(body)}: ${JSON.stringify(answer.body)}`)
+      }
+      for (const [email, status] of [
+        ["s1@example.com", 200],
+        ["nobody@example.com", 404],
+        ["eve", 400],
+        ["a@b.123", 400]
+      ] as const) {
+        assert.strictEqual(contract.acceptsParameter("DELETE", "/suppressions/{email}", "email", email), status !== 400)
+        const path = `/suppressions/${encodeURIComponent(email)}`
+        assert.strictEqual(
+          (await call("DELETE", path, { headers: apiKey, as: "/suppressions/{email}" })).status,
+          status
+        )
+      }
+    })
+
     it("what the document accepts the server accepts, and what it refuses the server refuses", async () => {
       const contract = makeContract(document)
       const { key } = await upload("/attachments/presign", apiKey)
@@ -105,7 +225,14 @@ for (const [transport, start] of Object.entries(transports)) {
         { ...message, body: { html: "<p>x</p>" } },
         { ...message, attachments: [] },
         { ...message, attachments: [{ ...attachment, filename: `${"é".repeat(251)}.pdf` }] },
-        { ...message, attachments: [{ ...attachment, content_type: 'text/plain; charset="utf-8"' }] }
+        { ...message, attachments: [{ ...attachment, content_type: 'text/plain; charset="utf-8"' }] },
+        {
+          ...message,
+          tags: [{ name: "kind", value: "welcome-2" }],
+          headers: { "X-Campaign": "spring", "In-Reply-To": "<a@b>" }
+        },
+        { ...message, unsubscribe: { url: "https://acme.example/u?id=1", mailto: "unsub@acme.example" } },
+        { ...message, body: { html: '<img src="cid:logo">' }, attachments: [{ ...attachment, content_id: "logo" }] }
       ]
       for (const body of accepted) {
         assert.isTrue(contract.acceptsBody("POST", "/emails", body), JSON.stringify(body))
@@ -125,7 +252,16 @@ for (const [transport, start] of Object.entries(transports)) {
         { ...message, body: { html: "", text: "" } },
         { ...message, attachments: [{ ...attachment, content_type: "pdf" }] },
         { ...message, attachments: [{ ...attachment, filename: "" }] },
-        { ...message, replyTo: ["a@acme.example"] }
+        { ...message, replyTo: ["a@acme.example"] },
+        { ...message, tags: [{ name: "a b", value: "x" }] },
+        { ...message, tags: Array.from({ length: 11 }, (_, i) => ({ name: `t${i}`, value: "v" })) },
+        { ...message, headers: { Subject: "x" } },
+        { ...message, headers: { "content-TYPE": "x" } },
+        { ...message, headers: { "X-Mailroom-Organization": "org_globex" } },
+        { ...message, headers: { "X-A": "a\nBcc: x@example.com" } },
+        { ...message, headers: { "Bad Name": "x" } },
+        { ...message, unsubscribe: { url: "http://acme.example/u" } },
+        { ...message, attachments: [{ ...attachment, content_id: "a b" }] }
       ]
       for (const body of refused) {
         assert.isFalse(contract.acceptsBody("POST", "/emails", body), JSON.stringify(body))
@@ -245,6 +381,43 @@ for (const [transport, start] of Object.entries(transports)) {
         call("DELETE", "/v1/attachments", { headers: bearer, body: { attachment_id: id } })
       )
       await call("GET", "/openapi.json")
+      // Records and suppressions
+      const sent = await call("POST", "/emails", { headers: apiKey, body: message })
+      const messageId = (sent.body as { message_id: string }).message_id
+      const byId = { headers: apiKey, as: "/emails/{id}" }
+      await call("GET", "/emails", { headers: apiKey, query: "?limit=2" })
+      await call("GET", "/emails", { headers: apiKey, query: "?limit=0&tag=x" })
+      await call("GET", "/emails")
+      await call("GET", `/emails/${messageId}`, byId)
+      await call("GET", "/emails/%E0%A4%A", byId)
+      await call("GET", `/emails/${messageId}`, { as: "/emails/{id}" })
+      await call("GET", "/emails/0190c3b2-0000-7000-8000-000000000000", byId)
+      await call("GET", "/suppressions", { headers: apiKey })
+      await call("GET", "/suppressions", { headers: apiKey, query: "?reason=spam" })
+      await call("GET", "/suppressions")
+      const suppress = (body: unknown, headers: Record<string, string> = apiKey) =>
+        call("POST", "/suppressions", { headers, body })
+      await suppress({ email: "flow@example.com" })
+      await suppress({ email: "flow@example.com" })
+      await suppress({ email: "flow" })
+      await suppress({ email: "flow@example.com" }, {})
+      await suppress({ email: "flow@example.com", detail: "x".repeat(maxBodyBytes) })
+      await call("POST", "/suppressions", { headers: apiKey, raw: "flow@example.com", type: "text/plain" })
+      const unsuppress = (email: string, headers: Record<string, string> = apiKey) =>
+        call("DELETE", `/suppressions/${encodeURIComponent(email)}`, { headers, as: "/suppressions/{email}" })
+      await unsuppress("flow@example.com")
+      await unsuppress("flow@example.com")
+      await unsuppress("flow")
+      await unsuppress("flow@example.com", {})
+      for (const state of ["down", "broken"] as const) {
+        await withMessages(state, async () => {
+          await call("GET", "/emails", { headers: apiKey })
+          await call("GET", `/emails/${messageId}`, byId)
+          await call("GET", "/suppressions", { headers: apiKey })
+          await suppress({ email: "flow@example.com" })
+          await unsuppress("flow@example.com")
+        })
+      }
 
       const contract = makeContract(document)
       assert.deepStrictEqual(observed.flatMap(contract.problems), [])

@@ -4,7 +4,7 @@ import { Ajv2020 } from "ajv/dist/2020.js"
 import addFormats from "ajv-formats"
 
 interface Operation {
-  readonly parameters?: ReadonlyArray<{ readonly name: string }>
+  readonly parameters?: ReadonlyArray<{ readonly name: string; readonly schema?: { readonly type?: string } }>
   readonly requestBody?: { readonly content: Record<string, unknown> }
   readonly responses: Record<
     string,
@@ -89,11 +89,23 @@ export const makeContract = (document: Document) => {
   const acceptsBody = (method: string, path: string, body: unknown): boolean =>
     validatorAt("paths", path, method.toLowerCase(), "requestBody", "content", "application/json", "schema")(body)
 
-  /** Whether the document accepts `value` as the parameter `name` of an operation. */
+  /**
+   * Whether the document accepts `value` as the parameter `name` of an operation. The value is text, as
+   * in a URL; an integer parameter reads digits as a number, as OpenAPI tools serialise one.
+   */
   const acceptsParameter = (method: string, path: string, name: string, value: string): boolean => {
-    const index = document.paths[path]?.[method.toLowerCase()]?.parameters?.findIndex((p) => p.name === name) ?? -1
+    const parameters = document.paths[path]?.[method.toLowerCase()]?.parameters ?? []
+    const index = parameters.findIndex((p) => p.name === name)
     if (index < 0) throw new Error(`${method} ${path} has no parameter ${name}`)
-    return validatorAt("paths", path, method.toLowerCase(), "parameters", String(index), "schema")(value)
+    const integer = parameters[index]?.schema?.type === "integer" && /^\d+$/.test(value)
+    return validatorAt(
+      "paths",
+      path,
+      method.toLowerCase(),
+      "parameters",
+      String(index),
+      "schema"
+    )(integer ? Number(value) : value)
   }
 
   /** Every (method, path, status) the document lists. */

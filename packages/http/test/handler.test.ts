@@ -528,9 +528,9 @@ for (const [transport, start] of Object.entries(transports)) {
     describe("everything else", () => {
       it("an unknown route is 404 {message}; a known path with another method is 405 with Allow", async () => {
         expectJson(await call("GET", "/nope", {}), 404, { message: "no route for GET /nope" })
-        const wrong = await call("GET", "/emails", { headers: apiKey() })
-        expectJson(wrong, 405, { error: "use POST for /emails" })
-        assert.strictEqual(wrong.headers.get("allow"), "POST")
+        const wrong = await call("PUT", "/emails", { headers: apiKey() })
+        expectJson(wrong, 405, { error: "use POST, GET for /emails" })
+        assert.strictEqual(wrong.headers.get("allow"), "POST, GET")
         expectJson(await call("PUT", "/v1/attachments", {}), 405, { message: "use DELETE for /v1/attachments" })
       })
 
@@ -543,7 +543,10 @@ for (const [transport, start] of Object.entries(transports)) {
           "/attachments/download",
           "/attachments/presign",
           "/emails",
+          "/emails/{id}",
           "/openapi.json",
+          "/suppressions",
+          "/suppressions/{email}",
           "/v1/attachments",
           "/v1/attachments/download",
           "/v1/attachments/presign"

@@ -3,7 +3,16 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { createAdaptorServer } from "@hono/node-server"
-import { EmailProvider, Mailroom, MailroomError, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
+import {
+  EmailProvider,
+  Mailroom,
+  MailroomError,
+  MessageLog,
+  ObjectStore,
+  Organizations,
+  type ProviderError,
+  Suppressions
+} from "@mailroom/core"
 import { Effect, Layer } from "effect"
 import { MailroomHandler, StoreRoutes } from "../src/index.js"
 
@@ -21,6 +30,8 @@ export const makeWorld = () => {
     /** Organisations whose store cannot be reached, as a database-backed source answers during an outage. */
     organizationsDown: false,
     endlessCancelled: false,
+    /** The message log and suppression list: reachable, unreachable (`Unavailable`) or failing unexpectedly. */
+    messages: "up" as "up" | "down" | "broken",
     logged: [] as Array<string>,
     /** Every key the service asked the store about (head, read, get, presign, delete), in order. */
     asked: [] as Array<string>
@@ -100,6 +111,19 @@ export const makeWorld = () => {
     find: (orgId) => (control.organizationsDown ? unreachable : configured.find(orgId)),
     verifiedDomains: (principal) => (control.organizationsDown ? unreachable : configured.verifiedDomains(principal))
   }
+  /** Every method of `service`, failing as `control.messages` says. */
+  const breakable = <S extends object>(service: S): S =>
+    Object.fromEntries(
+      Object.entries(service).map(([name, method]) => [
+        name,
+        (...args: Array<unknown>) =>
+          control.messages === "down"
+            ? Effect.fail(new MailroomError.Unavailable({ message: "the message log cannot be reached" }))
+            : control.messages === "broken"
+              ? Effect.die(new Error("the message log broke"))
+              : (method as (...args: Array<unknown>) => unknown)(...args)
+      ])
+    ) as S
   const layer = Mailroom.layer({
     provider: Layer.succeed(EmailProvider.EmailProvider, scripted),
     store: Layer.mergeAll(
@@ -107,6 +131,10 @@ export const makeWorld = () => {
       Layer.succeed(StoreRoutes.StoreRoutes, routes)
     ),
     organizations: Layer.succeed(Organizations.Organizations, organizations),
+    messages: Layer.mergeAll(
+      Layer.succeed(MessageLog.MessageLog, breakable(MessageLog.makeMemory())),
+      Layer.succeed(Suppressions.Suppressions, breakable(Suppressions.makeMemory()))
+    ),
     mailer: { retry: { maxAttempts: 1 } }
   })
   return { memory, provider, control, layer }

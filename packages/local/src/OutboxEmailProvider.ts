@@ -3,15 +3,15 @@
 // list or a paused account.
 import { mkdir, rm } from "node:fs/promises"
 import * as path from "node:path"
-import { EmailProvider, MailEvent, MailEvents, ProviderError } from "@mailroom/core"
+import { EmailProvider, MailEvent, MailEvents, MessageLog, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Effect, Layer, Option } from "effect"
 import type MailComposerClass from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
+import * as Headers from "./internal/headers.js"
 import * as Mime from "./internal/mime.js"
 import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
-import * as Uuid from "./internal/uuid.js"
 
 export interface Sandbox {
   /** Acts out a provider account in its sandbox: only `verifiedRecipients` may receive mail. */
@@ -45,13 +45,17 @@ export interface Options {
 
 /**
  * The strictest of the vendors mailroom supports, so a message the outbox accepts is one SES and
- * Postmark accept too: 50 recipients (both), 10 MB after base64 (Postmark; SES takes 40 MB), and
- * every attachment extension either vendor refuses (Postmark's forbidden list and SES's
- * unsupported attachment types).
+ * Postmark accept too: 50 recipients (both), 10 MB after base64 (Postmark; SES takes 40 MB), 15
+ * custom headers and none of those SES sets itself (SES), 8 tags (Postmark's 10 Metadata fields less
+ * core's two), and every attachment extension either vendor refuses (Postmark's forbidden list and
+ * SES's unsupported attachment types).
  */
 export const limits: EmailProvider.Limits = {
   maxRecipients: 50,
   maxMessageBytes: 10_000_000,
+  maxCustomHeaders: 15,
+  maxTags: 8,
+  forbiddenHeaders: Headers.forbiddenHeaders,
   forbiddenExtensions: [
     ...new Set([
       // Postmark
@@ -97,6 +101,8 @@ export interface Sidecar {
   readonly messageId: string
   readonly envelope: { readonly from: string; readonly to: ReadonlyArray<string> }
   readonly bcc: ReadonlyArray<string>
+  /** The message's tags exactly as sent (the `X-Mailroom-Tag-*` headers name them without case). */
+  readonly tags: ReadonlyArray<EmailProvider.Tag>
 }
 
 const fail = (reason: ProviderError.Reason) =>
@@ -113,6 +119,10 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
     const accepted = options.limits ?? limits
     yield* Adapter.positiveInteger(["limits", "maxRecipients"], accepted.maxRecipients)
     yield* Adapter.positiveInteger(["limits", "maxMessageBytes"], accepted.maxMessageBytes)
+    for (const limit of ["maxCustomHeaders", "maxTags"] as const) {
+      const value = accepted[limit]
+      if (value !== undefined) yield* Adapter.positiveInteger(["limits", limit], value)
+    }
     const clock = yield* Clock.Clock
     return build(
       { ...options, dir: path.resolve(dir), limits: accepted },
@@ -135,6 +145,7 @@ const build = (
     Effect.tryPromise({
       try: async (): Promise<{ readonly raw: Uint8Array; readonly sidecar: Sidecar }> => {
         const MailComposer = await mailComposer()
+        const headers = [...Headers.fieldsOf(email), ...metadataHeaders(email.metadata)]
         // The composer writes ASCII as it is, so text that reads as an encoded-word is encoded first.
         const composer = new MailComposer({
           from:
@@ -154,12 +165,16 @@ const build = (
             filename: Adapter.headerText(a.filename),
             contentType: a.contentType,
             content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength),
-            // As the vendors send every file. The composer would write a message/* part raw (8bit) and
-            // inline, where its own boundary lines and bare line ends would read as the outer message's.
-            contentDisposition: "attachment" as const,
+            // As the vendors send every file: base64, a download unless the HTML shows it by its cid. The
+            // composer would write a message/* part raw (8bit) and inline, where its own boundary lines
+            // and bare line ends would read as the outer message's.
+            ...(a.contentId === undefined
+              ? { contentDisposition: "attachment" as const }
+              : { cid: a.contentId, contentDisposition: "inline" as const }),
             contentTransferEncoding: "base64"
           })),
-          headers: metadataHeaders(email.metadata),
+          headers,
+          normalizeHeaderKey: Headers.keepCase(headers),
           // Everything the message holds is given inline; the composer must never read a path or a URL.
           disableFileAccess: true,
           disableUrlAccess: true
@@ -172,7 +187,8 @@ const build = (
           sidecar: {
             messageId,
             envelope: { from: typeof envelope.from === "string" ? envelope.from : "", to: envelope.to },
-            bcc: [...email.bcc]
+            bcc: [...email.bcc],
+            tags: (email.tags ?? []).map(({ name, value }) => ({ name, value }))
           }
         }
       },
@@ -244,6 +260,8 @@ const build = (
           })
         )
       }
+      const notWritable = Headers.refusal(email, limits)
+      if (notWritable !== undefined) return yield* fail(new ProviderError.InvalidRequest({ message: notWritable }))
       if (badMetadata(email.metadata).length > 0) {
         return yield* fail(
           new ProviderError.InvalidRequest({
@@ -270,7 +288,8 @@ const build = (
           })
         )
       }
-      const messageId = Uuid.v7()
+      // Mailroom's own id when core gave one (the file is then named as the API answered), else a new one.
+      const messageId = email.metadata?.[MailEvent.messageKey] ?? MessageLog.makeId()
       const { raw, sidecar } = yield* render(email, messageId)
       if (raw.byteLength > limits.maxMessageBytes) {
         return yield* fail(

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto"
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { it as effectIt } from "@effect/vitest"
-import { EmailProvider, type ProviderError } from "@mailroom/core"
+import { EmailProvider, MailEvent, type ProviderError } from "@mailroom/core"
 import { EmailProviderSuite, type ReceivedEmail } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
@@ -11,17 +12,52 @@ import { type AddressObject, simpleParser } from "mailparser"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { OutboxEmailProvider } from "../src/index.js"
 
+// mailparser leaves custom header values encoded; libmime, its own header decoder (reached through
+// it rather than added as a dependency), decodes them as a client built on it does.
+const libmime = createRequire(createRequire(import.meta.url).resolve("mailparser"))("libmime") as {
+  readonly decodeWords: (text: string) => string
+}
+
 const addresses = (field: AddressObject | Array<AddressObject> | undefined): Array<string> =>
   (field === undefined ? [] : Array.isArray(field) ? field : [field]).flatMap((group) =>
     group.value.flatMap((a) => (a.address === undefined ? [] : [a.address]))
   )
 
-/** The message as a mail client reads it: the .eml parsed by mailparser, the blind copies from the sidecar. */
+/** The header section of a raw message as written, and its fields unfolded (RFC 5322 2.2.3), names as written. */
+const headerSection = (raw: Buffer) => {
+  const text = raw.toString("latin1")
+  const rawHeaders = text.slice(0, text.indexOf("\r\n\r\n"))
+  const headers = rawHeaders.split(/\r\n(?![ \t])/).map((field) => {
+    const colon = field.indexOf(":")
+    return {
+      name: field.slice(0, colon),
+      value: field
+        .slice(colon + 1)
+        .replace(/\r\n/g, "")
+        .replace(/^[ \t]+/, "")
+    }
+  })
+  return { rawHeaders, headers }
+}
+
+/** The pairs written as `{prefix}{name}: {value}` headers. */
+const prefixed = (headers: ReadonlyArray<{ readonly name: string; readonly value: string }>, prefix: string) =>
+  headers.flatMap((h) =>
+    h.name.toLowerCase().startsWith(prefix.toLowerCase()) ? [{ name: h.name.slice(prefix.length), value: h.value }] : []
+  )
+
+/**
+ * The message as a mail client reads it: the .eml parsed by mailparser, its header section as
+ * written, the blind copies from the sidecar.
+ */
 const readMessage = async (dir: string, messageId: string): Promise<ReceivedEmail> => {
   const raw = await readFile(path.join(dir, `${messageId}.eml`))
   const sidecar = JSON.parse(await readFile(path.join(dir, `${messageId}.json`), "utf8")) as OutboxEmailProvider.Sidecar
-  const parsed = await simpleParser(raw)
+  // cid: links as written, not replaced by data: URLs of the parts they name.
+  const parsed = await simpleParser(raw, { keepCidLinks: true })
   const from = parsed.from?.value[0]
+  const { rawHeaders, headers } = headerSection(raw)
+  const organization = headers.find((h) => h.name === OutboxEmailProvider.organizationHeader)
   return {
     from: { address: from?.address ?? "", ...(from?.name ? { name: from.name } : {}) },
     to: addresses(parsed.to),
@@ -34,8 +70,17 @@ const readMessage = async (dir: string, messageId: string): Promise<ReceivedEmai
     attachments: parsed.attachments.map((a) => ({
       filename: a.filename ?? "",
       contentType: a.contentType,
-      content: new Uint8Array(a.content)
-    }))
+      content: new Uint8Array(a.content),
+      contentId: a.cid,
+      disposition: a.contentDisposition === "inline" ? "inline" : "attachment"
+    })),
+    headers,
+    rawHeaders,
+    tags: prefixed(headers, "X-Mailroom-Tag-"),
+    metadata: Object.fromEntries([
+      ...(organization === undefined ? [] : [[MailEvent.organizationKey, organization.value]]),
+      ...prefixed(headers, "X-Mailroom-Metadata-").map((m) => [m.name, m.value])
+    ])
   }
 }
 
@@ -123,7 +168,8 @@ describe("OutboxEmailProvider", () => {
         from: "sender@acme.example",
         to: ["alice@example.com", "carol@example.com", "dave@example.com", "erin@example.com"]
       },
-      bcc: ["dave@example.com", "erin@example.com"]
+      bcc: ["dave@example.com", "erin@example.com"],
+      tags: []
     })
   })
 
@@ -290,6 +336,102 @@ describe("OutboxEmailProvider", () => {
     assert.deepStrictEqual(await filesIn(dir), [])
   })
 
+  it("custom headers keep their names' case and are folded; tags are X-Mailroom-Tag- headers and in the sidecar", async () => {
+    const dir = freshDir()
+    const provider = await outbox({ dir })
+    const tags = [
+      { name: "category", value: "receipt" },
+      { name: "Order_ID", value: "ord-42" }
+    ]
+    const { messageId } = await send(
+      provider,
+      message({
+        headers: [
+          { name: "X-MyApp-ID", value: "Été 2026 — 日本語" },
+          { name: "X-Plain", value: "=?utf-8?q?x?= stays text" }
+        ],
+        tags
+      })
+    )
+    const raw = await readFile(path.join(dir, `${messageId}.eml`))
+    const { rawHeaders, headers } = headerSection(raw)
+    assert.match(rawHeaders, /^X-MyApp-ID: =\?UTF-8\?[BQ]\?/m)
+    assert.match(rawHeaders, /^X-Mailroom-Tag-Order_ID: ord-42\r$/m)
+    // A reader decodes the encoded-words back to the text sent.
+    const value = (name: string) => libmime.decodeWords(headers.find((h) => h.name === name)?.value ?? "")
+    assert.strictEqual(value("X-MyApp-ID"), "Été 2026 — 日本語")
+    assert.strictEqual(value("X-Plain"), "=?utf-8?q?x?= stays text")
+    assert.deepStrictEqual(prefixed(headers, "X-Mailroom-Tag-"), tags)
+    const sidecar = JSON.parse(
+      await readFile(path.join(dir, `${messageId}.json`), "utf8")
+    ) as OutboxEmailProvider.Sidecar
+    assert.deepStrictEqual(sidecar.tags, tags)
+  })
+
+  it("refuses headers and tags SES or Postmark would refuse, or a line could not hold, writing nothing", async () => {
+    const dir = freshDir()
+    const provider = await outbox({ dir })
+    assert.strictEqual(provider.limits.maxCustomHeaders, 15)
+    assert.strictEqual(provider.limits.maxTags, 8)
+    assert.include(provider.limits.forbiddenHeaders ?? [], "Return-Path")
+    const header = (name: string, value = "x") => ({ name, value })
+    const tags = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `tag${i}`, value: "v" }))
+    const cases: ReadonlyArray<readonly [Partial<EmailProvider.OutboundEmail>, string]> = [
+      [{ headers: Array.from({ length: 16 }, (_, i) => header(`X-Header-${i}`)) }, "at most 15"],
+      [{ headers: [header("return-path", "<bounce@acme.example>")] }, "return-path"],
+      [{ headers: [header("X-Mailroom-Organization", "org_other")] }, "X-Mailroom-Organization"],
+      [{ headers: [header("X-Empty", " ")] }, "X-Empty"],
+      [{ headers: [header("List-Unsubscribe", `<https://acme.example/${"u".repeat(1_000)}>`)] }, "List-Unsubscribe"],
+      [{ tags: tags(9) }, "at most 8 tags"],
+      [
+        {
+          tags: [
+            { name: "Env", value: "prod" },
+            { name: "env", value: "test" }
+          ]
+        },
+        "env"
+      ]
+    ]
+    for (const [parts, named] of cases) {
+      const error = await failure(provider, message(parts))
+      assert.strictEqual(error.reason._tag, "InvalidRequest")
+      assert.include(error.message, named)
+    }
+    assert.deepStrictEqual(await filesIn(dir), [])
+  })
+
+  it("an inline part is multipart/related with the HTML, Content-ID and Content-Disposition: inline", async () => {
+    const dir = freshDir()
+    const provider = await outbox({ dir })
+    const { messageId } = await send(
+      provider,
+      message({
+        html: '<p><img src="cid:chart"></p>',
+        attachments: [
+          // Not an image: the composer would make it a download unless told.
+          {
+            filename: "chart.svg",
+            contentType: "image/svg+xml",
+            content: new TextEncoder().encode("<svg/>"),
+            contentId: "chart"
+          },
+          {
+            filename: "data.csv",
+            contentType: "text/csv",
+            content: new TextEncoder().encode("a,b\n"),
+            contentId: "data"
+          }
+        ]
+      })
+    )
+    const raw = await readFile(path.join(dir, `${messageId}.eml`), "utf8")
+    assert.match(raw, /^Content-Type: multipart\/related;/m)
+    assert.match(raw, /^Content-ID: <chart>\r$/m)
+    assert.match(raw, /^Content-ID: <data>\r$/m)
+    assert.strictEqual(raw.match(/^Content-Disposition: inline;/gm)?.length, 2)
+  })
+
   it("files are written atomically: a reader never sees a partial .eml, and no temporary file stays", async () => {
     const dir = freshDir()
     const provider = await outbox({ dir })
@@ -361,6 +503,11 @@ describe("OutboxEmailProvider", () => {
       [
         { dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxMessageBytes: -1 } },
         `["limits"]["maxMessageBytes"]`
+      ],
+      [{ dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxTags: 0 } }, `["limits"]["maxTags"]`],
+      [
+        { dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxCustomHeaders: 1.5 } },
+        `["limits"]["maxCustomHeaders"]`
       ]
     ]
     for (const [options, option] of refusals) {

@@ -47,6 +47,29 @@ const cases: Record<string, Mail> = {
       { filename: "odd.bin", contentType: "application/octet-stream", content: randomBytes(57 * 3 + 1) }
     ]
   },
+  "custom headers folded, an inline part and names in the caller's case": {
+    ...base,
+    text: "Hi",
+    html: '<img src="cid:logo@acme.example">',
+    headers: [
+      {
+        key: "List-Unsubscribe",
+        value: `<https://acme.example/u/${"0123456789".repeat(12)}>, <mailto:u@acme.example>`
+      },
+      { key: "X-MyApp-ID", value: "Été 2026" }
+    ],
+    normalizeHeaderKey: (key) => (key.toLowerCase() === "x-myapp-id" ? "X-MyApp-ID" : key),
+    attachments: [
+      {
+        filename: "logo.png",
+        contentType: "image/png",
+        content: randomBytes(500),
+        cid: "logo@acme.example",
+        contentDisposition: "inline",
+        contentTransferEncoding: "base64"
+      }
+    ]
+  },
   "a forwarded message, base64 and attached as the outbox sends it": {
     ...base,
     text: "Forwarded.",

@@ -1,15 +1,21 @@
 // mailroom's EmailProvider on Postmark, through the official `postmark` client: one `POST /email` per
 // message, with Postmark's limits declared so core refuses what Postmark would refuse.
-import { EmailProvider } from "@mailroom/core"
+import { EmailProvider, MailEvent, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer } from "effect"
 import { ServerClient } from "postmark"
 import { toProviderError } from "./internal/errors.js"
-import { toPostmarkMessage } from "./internal/message.js"
+import { maxMetadataFields, refusal, toPostmarkMessage } from "./internal/message.js"
 
 interface CommonOptions {
   /** The message stream to send on. Default `"outbound"`, the server's default transactional stream. */
   readonly messageStream?: string
+  /**
+   * The name of the message's tag whose value becomes Postmark's one `Tag` (what its statistics and
+   * message search group by). Every tag, this one too, is also sent as a `Metadata` field. Default
+   * `"category"`, as in `tags: [{ name: "category", value: "receipt" }]`.
+   */
+  readonly tagFrom?: string
 }
 
 /** Build the `postmark` client from a server token. */
@@ -37,11 +43,13 @@ export type Options = TokenOptions | ClientOptions
 /**
  * What Postmark accepts: 50 recipients across To, Cc and Bcc; a message of 10 MB counted after base64
  * (read as 10,000,000 bytes, the stricter of the two readings, so core refuses before Postmark does);
- * and no attachment of the file types Postmark forbids.
+ * 8 tags (Postmark keeps 10 Metadata fields, and core's Mailer uses two, the organisation and the
+ * message id); and no attachment of the file types Postmark forbids.
  */
 export const limits: EmailProvider.Limits = {
   maxRecipients: 50,
   maxMessageBytes: 10_000_000,
+  maxTags: maxMetadataFields - [MailEvent.organizationKey, MailEvent.messageKey].length,
   forbiddenExtensions: [
     "vbs",
     "exe",
@@ -136,16 +144,31 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
     if (messageStream.trim() === "") {
       return yield* Effect.fail(Adapter.invalidOption("messageStream", "must not be empty"))
     }
+    const tagFrom = options.tagFrom ?? "category"
+    if (!/^[A-Za-z0-9_-]{1,20}$/.test(tagFrom)) {
+      return yield* Effect.fail(
+        Adapter.invalidOption("tagFrom", 'must be a tag name: 1-20 ASCII letters, digits, "_" or "-"')
+      )
+    }
     const connect = yield* connector(options)
     return EmailProvider.EmailProvider.of({
       name: "postmark",
       limits,
       send: (email) =>
         Effect.suspend(() => {
+          const refused = refusal(email)
+          if (refused !== undefined) {
+            return Effect.fail(
+              new ProviderError.ProviderError({
+                provider: "postmark",
+                reason: new ProviderError.InvalidRequest({ message: refused })
+              })
+            )
+          }
           const { client, transportError } = connect()
           const context = { email, forbiddenExtensions: limits.forbiddenExtensions, messageStream }
           return Effect.tryPromise({
-            try: () => client.sendEmail(toPostmarkMessage(email, messageStream)),
+            try: () => client.sendEmail(toPostmarkMessage(email, messageStream, tagFrom)),
             catch: (error) => toProviderError(error, { ...context, transportError: transportError() })
           }).pipe(
             Effect.flatMap((answer) =>

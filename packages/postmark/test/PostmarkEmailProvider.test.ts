@@ -1,5 +1,5 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { EmailProvider } from "@mailroom/core"
+import { EmailProvider, MailEvent } from "@mailroom/core"
 import { EmailProviderSuite } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { ServerClient } from "postmark"
@@ -7,7 +7,10 @@ import { PostmarkEmailProvider } from "../src/index.js"
 import * as StandIn from "./PostmarkStandIn.js"
 import { PostmarkStandIn } from "./PostmarkStandIn.js"
 
-const providerFor = (standIn: StandIn.StandIn, options: { readonly messageStream?: string } = {}) =>
+const providerFor = (
+  standIn: StandIn.StandIn,
+  options: { readonly messageStream?: string; readonly tagFrom?: string } = {}
+) =>
   PostmarkEmailProvider.make({
     serverToken: Redacted.make(standIn.token),
     requestHost: standIn.host,
@@ -91,6 +94,85 @@ describe("PostmarkEmailProvider", () => {
         })
         // message_id is the MessageID Postmark answered.
         assert.strictEqual(standIn.accepted.at(-1)?.messageId, messageId)
+      })
+    )
+
+    it.effect("sends custom headers as Headers, tags as Tag and Metadata, an inline part with its ContentID", () =>
+      Effect.gen(function* () {
+        const standIn = yield* PostmarkStandIn
+        const provider = yield* EmailProvider.EmailProvider
+        const { messageId } = yield* provider.send(
+          message({
+            html: '<img src="cid:logo@acme.example">',
+            headers: [
+              { name: "List-Unsubscribe", value: "<https://acme.example/u/1>" },
+              { name: "List-Unsubscribe-Post", value: "List-Unsubscribe=One-Click" }
+            ],
+            tags: [
+              { name: "category", value: "receipt" },
+              { name: "order_id", value: "ord-42" }
+            ],
+            metadata: { [MailEvent.organizationKey]: "org_acme", [MailEvent.messageKey]: "0195f0c8-7d3e-7c41" },
+            attachments: [
+              {
+                filename: "logo.png",
+                contentType: "image/png",
+                content: new Uint8Array([137, 80]),
+                contentId: "logo@acme.example"
+              }
+            ]
+          })
+        )
+        const fields: Readonly<Record<string, unknown>> =
+          standIn.accepted.find((m) => m.messageId === messageId)?.fields ?? {}
+        assert.deepStrictEqual(fields.Headers, [
+          { Name: "List-Unsubscribe", Value: "<https://acme.example/u/1>" },
+          { Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click" }
+        ])
+        // The tag named "category" is Postmark's one Tag; every tag is Metadata beside core's own.
+        assert.strictEqual(fields.Tag, "receipt")
+        assert.deepStrictEqual(fields.Metadata, {
+          [MailEvent.organizationKey]: "org_acme",
+          [MailEvent.messageKey]: "0195f0c8-7d3e-7c41",
+          category: "receipt",
+          order_id: "ord-42"
+        })
+        assert.deepStrictEqual(
+          (fields.Attachments as Array<Record<string, unknown>>).map((a) => a.ContentID),
+          ["cid:logo@acme.example"]
+        )
+      })
+    )
+
+    it.effect("refuses, before calling Postmark, tags its Metadata cannot carry", () =>
+      Effect.gen(function* () {
+        const standIn = yield* PostmarkStandIn
+        const provider = yield* EmailProvider.EmailProvider
+        const before = standIn.requests.length
+        const metadata = { [MailEvent.organizationKey]: "org_acme", [MailEvent.messageKey]: "0195f0c8-7d3e-7c41" }
+        const tags = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `tag${i}`, value: "v" }))
+        const cases: ReadonlyArray<readonly [ReadonlyArray<EmailProvider.Tag>, string]> = [
+          [[{ name: "n".repeat(21), value: "v" }], "n".repeat(21)],
+          [[{ name: "campaign", value: "v".repeat(81) }], "campaign"],
+          [tags(9), "at most 10 Metadata fields"],
+          [[{ name: MailEvent.organizationKey, value: "org_other" }], MailEvent.organizationKey],
+          [
+            [
+              { name: "Env", value: "prod" },
+              { name: "env", value: "test" }
+            ],
+            "env"
+          ]
+        ]
+        for (const [refused, named] of cases) {
+          const error = yield* Effect.flip(provider.send(message({ metadata, tags: refused })))
+          assert.strictEqual(error.reason._tag, "InvalidRequest")
+          assert.include(error.message, named)
+        }
+        assert.strictEqual(standIn.requests.length, before, "a refused message reached Postmark")
+        // The limit it declares, with core's two fields, fits Postmark's ten.
+        const { messageId } = yield* provider.send(message({ metadata, tags: tags(provider.limits.maxTags ?? 0) }))
+        assert.strictEqual(Object.keys(standIn.received(messageId).metadata ?? {}).length, 10)
       })
     )
 
@@ -179,6 +261,24 @@ describe("PostmarkEmailProvider", () => {
     )
   )
 
+  it.effect("tagFrom names the tag that becomes Postmark's Tag; without it no Tag is sent", () =>
+    withStandIn({}, (standIn) =>
+      Effect.gen(function* () {
+        const provider = yield* providerFor(standIn, { tagFrom: "flow" })
+        const tags = [
+          { name: "category", value: "receipt" },
+          { name: "flow", value: "checkout" }
+        ]
+        const tagged = yield* provider.send(message({ tags }))
+        const fieldsOf = (id: string) => standIn.accepted.find((m) => m.messageId === id)?.fields ?? {}
+        assert.strictEqual(fieldsOf(tagged.messageId).Tag, "checkout")
+        const untagged = yield* provider.send(message({ tags: [{ name: "category", value: "receipt" }] }))
+        assert.notProperty(fieldsOf(untagged.messageId), "Tag")
+        assert.deepStrictEqual(fieldsOf(untagged.messageId).Metadata, { category: "receipt" })
+      })
+    )
+  )
+
   it.effect("reports a message stream the server lacks as a configuration error", () =>
     withStandIn({}, (standIn) =>
       Effect.gen(function* () {
@@ -261,6 +361,7 @@ describe("PostmarkEmailProvider options", () => {
     POSTMARK_SERVER_TOKEN: "pm-server-token",
     POSTMARK_REQUEST_HOST: "127.0.0.1:1",
     POSTMARK_MESSAGE_STREAM: "outbound",
+    POSTMARK_TAG_FROM: "category",
     POSTMARK_TIMEOUT: "5 seconds"
   }
   const fromConfig = (env: Record<string, string>) =>
@@ -268,6 +369,7 @@ describe("PostmarkEmailProvider options", () => {
       serverToken: Config.Redacted("POSTMARK_SERVER_TOKEN"),
       requestHost: Config.String("POSTMARK_REQUEST_HOST"),
       messageStream: Config.String("POSTMARK_MESSAGE_STREAM"),
+      tagFrom: Config.String("POSTMARK_TAG_FROM"),
       timeout: Config.Duration("POSTMARK_TIMEOUT")
     }).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ...valid, ...env }))))
   const fromOptions = (options: Partial<PostmarkEmailProvider.TokenOptions>) =>
@@ -293,6 +395,7 @@ describe("PostmarkEmailProvider options", () => {
       options: { requestHost: "https://api.postmarkapp.com" }
     },
     { option: "messageStream", env: { POSTMARK_MESSAGE_STREAM: " " }, options: { messageStream: " " } },
+    { option: "tagFrom", env: { POSTMARK_TAG_FROM: "a tag" }, options: { tagFrom: "a tag" } },
     { option: "timeout", env: { POSTMARK_TIMEOUT: "0 seconds" }, options: { timeout: "0 seconds" as const } }
   ]
   for (const { option, env, options } of cases) {

@@ -121,6 +121,21 @@ describe("Postmark's documented webhook payloads", () => {
     assert.strictEqual(soft[0]?.bounce?.kind, "soft")
   })
 
+  it("the send's mailroom-message metadata names the message; Postmark's MessageID is provider_message_id", async () => {
+    const own = "0195f0c8-7d3e-7c41-9d2b-5b1e2f3a4c5d"
+    for (const name of ["bounce", "delivery", "open", "click", "spam-complaint"]) {
+      const payload = await fixture<{ MessageID: string; Metadata?: Record<string, string> }>(name)
+      const withId = { ...payload, Metadata: { ...payload.Metadata, [MailEvent.messageKey]: own } }
+      const [event] = await events(withId)
+      assert.strictEqual(event?.message_id, own, name)
+      assert.strictEqual(event?.provider_message_id, payload.MessageID, name)
+      // Without it (a message sent before mailroom named its messages), Postmark's id stays the id.
+      const [older] = await events(payload)
+      assert.strictEqual(older?.message_id, payload.MessageID, name)
+      assert.isUndefined(older?.provider_message_id, name)
+    }
+  })
+
   it("each bounce Type has its meaning; the ones that say nothing about delivery give no event", async () => {
     const payload = await fixture<Models.BounceWebhook>("bounce")
     const meaning = async (type: string) => (await events({ ...payload, Type: type }))[0]?.type ?? "none"

@@ -98,6 +98,23 @@ describe("PostmarkStandIn", () => {
     expect((await post(message({ From: '"Acme \\"Best\\"" <billing@acme.example>' }))).body?.ErrorCode).toBe(300)
   })
 
+  it("refuses Metadata over its limits, and malformed Headers, as Postmark does", async () => {
+    const fields = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`field${i}`, "v"]))
+    expect((await post(message({ Metadata: fields(10), Headers: [{ Name: "X-A", Value: "b" }] }))).status).toBe(200)
+    for (const Metadata of [
+      fields(11),
+      { [`${"n".repeat(21)}`]: "v" },
+      { name: "v".repeat(81) },
+      { a_key: "1", A_Key: "2" }
+    ]) {
+      const { status, body } = await post(message({ Metadata }))
+      expect(status).toBe(422)
+      expect(body?.ErrorCode).toBe(300)
+    }
+    expect((await post(message({ Metadata: { n: 1 } }))).body?.ErrorCode).toBe(403)
+    expect((await post(message({ Headers: [{ Name: "X-A" }] }))).body?.ErrorCode).toBe(403)
+  })
+
   it("refuses a body over 10 MiB with HTTP 413", async () => {
     const big = Buffer.alloc(8 * 1024 * 1024).toString("base64")
     const { status } = await post(

@@ -167,6 +167,35 @@ const isAnswer = (u: unknown): u is Answer => typeof u === "object" && u !== nul
 const domainOf = (address: string) => address.slice(address.lastIndexOf("@") + 1).toLowerCase()
 const optional = (fields: Record<string, unknown>, key: string) => fields[key] !== undefined && fields[key] !== null
 
+/**
+ * Postmark's Metadata rules: string values, at most 10 fields, names of at most 20 characters and
+ * values of at most 80 (its message for those is the one Postmark answers, as quoted in
+ * dittofeed/dittofeed#1759; the wording for too many fields and for names equal without case, which
+ * its custom metadata FAQ forbids, is not documented and is the stand-in's).
+ */
+const metadataRefusal = (metadata: unknown): Answer | undefined => {
+  if (metadata === undefined || metadata === null) return undefined
+  if (typeof metadata !== "object" || Array.isArray(metadata)) {
+    return rejected(403, "Invalid request field(s): 'Metadata'.")
+  }
+  const entries = Object.entries(metadata)
+  if (entries.some(([, value]) => typeof value !== "string"))
+    return rejected(403, "Invalid request field(s): 'Metadata'.")
+  const tooLong = entries.find(([name, value]) => name.length > 20 || (value as string).length > 80)
+  if (tooLong !== undefined) {
+    return rejected(
+      300,
+      `Invalid metadata content. Field names are limited to 20 characters and field values are limited to 80 characters in length. The '${tooLong[0]}' field in your metadata content exceeds these limits.`
+    )
+  }
+  if (entries.length > 10)
+    return rejected(300, "Invalid metadata content. A message may have at most 10 metadata fields.")
+  if (new Set(entries.map(([name]) => name.toLowerCase())).size < entries.length) {
+    return rejected(300, "Invalid metadata content. Duplicate metadata field names are not allowed.")
+  }
+  return undefined
+}
+
 // --- the API ---------------------------------------------------------------------------------------
 
 const answerTo = (
@@ -224,6 +253,18 @@ const answerTo = (
   if (!Array.isArray(attachments) || !attachments.every(validAttachment)) {
     return rejected(403, "Invalid request field(s): 'Attachments'.")
   }
+  const headers = fields.Headers ?? []
+  const validHeader = (h: unknown) => {
+    const { Name, Value } = (h ?? {}) as Record<string, unknown>
+    return typeof Name === "string" && Name !== "" && typeof Value === "string"
+  }
+  if (!Array.isArray(headers) || !headers.every(validHeader)) {
+    return rejected(403, "Invalid request field(s): 'Headers'.")
+  }
+  if (optional(fields, "Tag") && typeof fields.Tag !== "string")
+    return rejected(403, "Invalid request field(s): 'Tag'.")
+  const metadataProblem = metadataRefusal(fields.Metadata)
+  if (metadataProblem !== undefined) return metadataProblem
 
   // ErrorCode 300, "Invalid email request": addresses, recipients and bodies.
   const from = mailboxes("From", fields.From)
@@ -307,7 +348,14 @@ const toReceived = (fields: Readonly<Record<string, unknown>>): ReceivedEmail =>
   const from = list("From")[0]
   if (from === undefined) throw new Error("the stand-in accepted a message without From")
   const text = (field: string) => (typeof fields[field] === "string" ? (fields[field] as string) : undefined)
-  const attachments = (fields.Attachments ?? []) as Array<{ Name: string; Content: string; ContentType: string }>
+  const attachments = (fields.Attachments ?? []) as Array<{
+    Name: string
+    Content: string
+    ContentType: string
+    ContentID?: string | null
+  }>
+  const headers = (fields.Headers ?? []) as Array<{ Name: string; Value: string }>
+  const metadata = (fields.Metadata ?? {}) as Record<string, string>
   return {
     from: from.name === undefined ? { address: from.address } : { address: from.address, name: from.name },
     to: list("To").map((m) => m.address),
@@ -321,8 +369,17 @@ const toReceived = (fields: Readonly<Record<string, unknown>>): ReceivedEmail =>
     attachments: attachments.map((a) => ({
       filename: decodeWords(a.Name),
       contentType: a.ContentType,
-      content: new Uint8Array(Buffer.from(a.Content, "base64"))
-    }))
+      content: new Uint8Array(Buffer.from(a.Content, "base64")),
+      // Postmark writes a part with a ContentID inline, its Content-ID the id without "cid:".
+      ...(typeof a.ContentID === "string" && a.ContentID !== ""
+        ? { contentId: a.ContentID.replace(/^cid:/i, ""), disposition: "inline" as const }
+        : { disposition: "attachment" as const })
+    })),
+    // Postmark writes the message itself: there are no bytes of it to read here.
+    headers: headers.map((h) => ({ name: h.Name, value: decodeWords(h.Value) })),
+    // Postmark keeps the caller's tags, and core's metadata, as Metadata, and hands it back on every webhook.
+    tags: Object.entries(metadata).map(([name, value]) => ({ name, value })),
+    metadata
   }
 }
 

@@ -167,6 +167,20 @@ describe("routing and ids", () => {
     })
   )
 
+  it.live("an event names the message by mailroom's id from its tag, and keeps Resend's as provider_message_id", () =>
+    Effect.gen(function* () {
+      const payload = yield* Effect.promise(() => fixture("delivered"))
+      const events = yield* post(
+        withTo(payload, ["a@example.com"], {
+          "mailroom-org": "org_acme",
+          "mailroom-message": "01a2153a-c447-7194-b1e5-136fad1ba9d2"
+        })
+      )
+      assert.strictEqual(events[0]?.message_id, "01a2153a-c447-7194-b1e5-136fad1ba9d2")
+      assert.strictEqual(events[0]?.provider_message_id, emailId)
+    })
+  )
+
   it.live(
     "Svix's retry of a delivery (same svix-id, new time and signature) gets the same ids; another delivery others",
     () =>

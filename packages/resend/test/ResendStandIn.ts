@@ -15,6 +15,7 @@ import type { AddressInfo } from "node:net"
 import type { ReceivedEmail } from "@mailroom/core/testing"
 import { Context, Effect, Layer, type Scope } from "effect"
 import libmime from "libmime"
+import { decodeTagValue } from "../src/internal/message.js"
 import * as Rules from "./ResendStandInRules.js"
 
 export interface StandInOptions {
@@ -99,6 +100,7 @@ const toReceived = (fields: Readonly<Record<string, unknown>>): ReceivedEmail =>
   if (from === undefined) throw new Error("the stand-in accepted an invalid from")
   const text = (field: string) => (typeof fields[field] === "string" ? (fields[field] as string) : undefined)
   const attachments = (fields.attachments ?? []) as Array<Record<string, string>>
+  const tags = (fields.tags ?? []) as Array<{ readonly name: string; readonly value: string }>
   return {
     from: from.name === undefined ? { address: from.address } : { address: from.address, name: decoded(from.name) },
     to: addresses(fields.to),
@@ -112,8 +114,15 @@ const toReceived = (fields: Readonly<Record<string, unknown>>): ReceivedEmail =>
     attachments: attachments.map((a) => ({
       filename: decoded(a.filename ?? ""),
       contentType: a.content_type ?? "application/octet-stream",
-      content: new Uint8Array(Buffer.from(a.content ?? "", "base64"))
-    }))
+      content: new Uint8Array(Buffer.from(a.content ?? "", "base64")),
+      // Resend makes a part with a content_id an inline one.
+      contentId: a.content_id,
+      disposition: a.content_id === undefined ? ("attachment" as const) : ("inline" as const)
+    })),
+    headers: Object.entries((fields.headers ?? {}) as Record<string, string>).map(([name, value]) => ({ name, value })),
+    // Resend holds the metadata as tags too (encoded where a value is not tag characters); both are read back.
+    tags: tags.map((tag) => ({ name: tag.name, value: decodeTagValue(tag.value) })),
+    metadata: Object.fromEntries(tags.map((tag) => [tag.name, decodeTagValue(tag.value)]))
   }
 }
 

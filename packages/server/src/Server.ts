@@ -328,8 +328,10 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
         }
         // Load balancers probe every few seconds: their successes would drown the log.
         if (Operational.isProbe(path) && res.statusCode === 200) return
-        // The path only: query strings carry storage keys, and no header is ever logged.
-        log(`${req.method} ${path} ${res.statusCode} ${took.toFixed(1)}ms${note}`)
+        // The path only: query strings carry storage keys, and no header is ever logged. A path with a
+        // parameter is logged as its template: `/suppressions/{email}` holds an address.
+        const route = routeOf(path)
+        log(`${req.method} ${route.includes("{") ? route : path} ${res.statusCode} ${took.toFixed(1)}ms${note}`)
       }
       res.once("finish", () => {
         logOnce("")

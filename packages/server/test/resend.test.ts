@@ -151,11 +151,13 @@ describe("the server on Resend, in its own process, against the stand-in", () =>
     const sent = await call("/emails", request, { "idempotency-key": "order-42" })
     assert.strictEqual(sent.status, 201, JSON.stringify(sent.body))
     const id = String(sent.body.message_id)
-    const accepted = standIn.accepted.find((m) => m.id === id)
+    const record = await fetch(`${server.url}/emails/${id}`, { headers: { "x-api-key": "mr_test_acme" } })
+    const resendId = ((await record.json()) as { provider_message_id: string }).provider_message_id
+    const accepted = standIn.accepted.find((m) => m.id === resendId)
     assert.isDefined(accepted)
     assert.match(accepted?.idempotencyKey ?? "", /^mailroom-[0-9a-f]{64}$/)
     assert.deepInclude(accepted?.fields.tags as Array<unknown>, { name: "mailroom-org", value: "org_acme" })
-    const received = standIn.received(id)
+    const received = standIn.received(resendId)
     assert.deepStrictEqual(received.from, { address: "billing@acme.example", name: "Acme Billing" })
     assert.isTrue(Buffer.from(received.attachments[0]?.content ?? []).equals(content))
     const count = standIn.accepted.length
@@ -235,10 +237,17 @@ describe("the server on Resend, in its own process, against the stand-in", () =>
   it("a Resend webhook signed as Svix signs it reaches the organisation's receiver; a forged one is 401", async () => {
     const sent = await call("/emails", message)
     const emailId = String(sent.body.message_id)
+    // Resend hands back the tags the message was sent with: the organisation and mailroom's own id.
+    const accepted = standIn.accepted[standIn.accepted.length - 1]
     const event = JSON.stringify({
       type: "email.delivered",
       created_at: new Date().toISOString(),
-      data: { email_id: emailId, to: ["alice@example.com"], subject: "Hi", tags: { "mailroom-org": "org_acme" } }
+      data: {
+        email_id: accepted?.id,
+        to: ["alice@example.com"],
+        subject: "Hi",
+        tags: { "mailroom-org": "org_acme", "mailroom-message": emailId }
+      }
     })
     const post = (secret: string) => {
       const id = `msg_${randomBytes(8).toString("hex")}`

@@ -164,6 +164,23 @@ describe("the standalone server on the embedded defaults", () => {
     assert.notInclude(lines.join("\n"), "mr_test_acme")
     assert.notInclude(lines.join("\n"), "test-secret")
   })
+
+  it("logs a path with a parameter as its template: an address or a message id stays out of the log", async () => {
+    const sent = await api("POST", "/emails", {
+      from: "hello@acme.example",
+      to: ["alice@example.com"],
+      subject: "Logged",
+      body: { text: "x" }
+    })
+    const id = String(sent.body.message_id)
+    assert.strictEqual((await api("GET", `/emails/${id}`)).status, 200)
+    assert.strictEqual((await api("POST", "/suppressions", { email: "secret.person@example.com" })).status, 201)
+    assert.strictEqual((await api("DELETE", "/suppressions/secret.person%40example.com")).status, 200)
+    assert.match(lines.filter((l) => l.startsWith("GET /emails/")).at(-1) ?? "", /^GET \/emails\/\{id\} 200 /)
+    assert.match(lines.filter((l) => l.startsWith("DELETE ")).at(-1) ?? "", /^DELETE \/suppressions\/\{email\} 200 /)
+    assert.notInclude(lines.join("\n"), id)
+    assert.notInclude(lines.join("\n"), "secret.person")
+  })
 })
 
 describe("provider states acted out by the outbox", () => {

@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { type SelfSignedCertificate, selfSignedCertificate, type TempDir, tempDir } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { dkimTestKey, parseReceived, verifyDkim } from "../../smtp/test/support/received.js"
+import { dkimTestKey, headerValues, parseReceived, verifyDkim } from "../../smtp/test/support/received.js"
 import * as SmtpPeer from "../../smtp/test/support/SmtpPeer.js"
 import { Server, ServerConfig } from "../src/index.js"
 import { startServer } from "./support/serverProcess.js"
@@ -179,7 +179,7 @@ describe("the server process with an SMTP provider (black box)", () => {
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }
   }
 
-  it("sends a message with an attachment: it parses back to the same fields and its DKIM signature verifies", async () => {
+  it("sends a message with an attachment, a tag and unsubscribe: it parses back to the same fields and its DKIM signature covers them", async () => {
     const content = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 13) % 256))
     const presigned = await call("POST", "/attachments/presign", {
       filename: "report.pdf",
@@ -197,10 +197,17 @@ describe("the server process with an SMTP provider (black box)", () => {
       bcc: ["audit@acme.example"],
       subject: "Your report ✔",
       body: { text: "Attached.", html: "<p>Attached.</p>" },
-      attachments: [{ filename: "report.pdf", key: storageKey }]
+      attachments: [{ filename: "report.pdf", key: storageKey }],
+      tags: [{ name: "category", value: "report" }],
+      headers: { "X-Campaign": "spring" },
+      unsubscribe: { url: "https://acme.example/unsubscribe?u=42", mailto: "unsubscribe@acme.example" }
     })
     assert.strictEqual(sent.status, 201, JSON.stringify(sent.body))
-    const received = await peer.byMessageId(String(sent.body.message_id))
+    // The record names the Message-ID the provider wrote, which the peer received the message under.
+    const record = await call("GET", `/emails/${String(sent.body.message_id)}`)
+    assert.strictEqual(record.body.provider, "smtp")
+    assert.deepStrictEqual(record.body.tags, [{ name: "category", value: "report" }])
+    const received = await peer.byMessageId(String(record.body.provider_message_id))
     assert.isTrue(received.secure, "over STARTTLS")
     assert.strictEqual(received.user, "mailer")
     assert.deepStrictEqual(received.rcptTo, ["alice@example.com", "audit@acme.example"])
@@ -211,8 +218,18 @@ describe("the server process with an SMTP provider (black box)", () => {
     assert.strictEqual(parsed.text?.trim(), "Attached.")
     assert.strictEqual(parsed.attachments[0]?.filename, "report.pdf")
     assert.isTrue(parsed.attachments[0]?.content.equals(content), "the attachment's bytes differ")
+    assert.deepStrictEqual(headerValues(parsed, "List-Unsubscribe"), [
+      "<https://acme.example/unsubscribe?u=42>, <mailto:unsubscribe@acme.example>"
+    ])
+    assert.deepStrictEqual(headerValues(parsed, "List-Unsubscribe-Post"), ["List-Unsubscribe=One-Click"])
+    assert.deepStrictEqual(headerValues(parsed, "X-Campaign"), ["spring"])
+    assert.deepStrictEqual(headerValues(parsed, "X-Mailroom-Tag-category"), ["report"])
     const [signature] = await verifyDkim(received.raw, key)
     assert.strictEqual(signature?.result, "pass")
+    const signed = signature?.headers ?? []
+    for (const name of ["list-unsubscribe", "list-unsubscribe-post", "x-campaign", "x-mailroom-tag-category"]) {
+      assert.include(signed, name, `${name} is inside the DKIM signature`)
+    }
     const { stdout, stderr } = server.output()
     assert.notInclude(stdout + stderr, password)
     assert.notInclude(stdout + stderr, "PRIVATE KEY")

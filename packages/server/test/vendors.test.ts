@@ -80,7 +80,10 @@ describe('"provider": {"kind": "ses"} against the SES emulator', () => {
       attachments: [{ filename: "report.pdf", key }]
     })
     assert.strictEqual(sent.status, 201, JSON.stringify(sent.body))
-    const email = await emulator.runPromise(stored(String(sent.body.message_id)))
+    // The record names the id SES gave the message; the emulator holds it under that id.
+    const record = await call(server.url, "GET", `/emails/${String(sent.body.message_id)}`)
+    assert.strictEqual(record.body.provider, "ses")
+    const email = await emulator.runPromise(stored(String(record.body.provider_message_id)))
     assert.deepStrictEqual(email.destination.to, ["alice@example.com"])
     assert.strictEqual(email.subject, "Your report ✔")
     assert.strictEqual(email.attachments.length, 1)
@@ -119,7 +122,9 @@ describe('"provider": {"kind": "postmark"} against the Postmark stand-in', () =>
   it("a sent message reaches Postmark", async () => {
     const sent = await call(server.url, "POST", "/emails", message)
     assert.strictEqual(sent.status, 201)
-    assert.strictEqual(standIn.received(String(sent.body.message_id)).subject, "Hi")
+    const record = await call(server.url, "GET", `/emails/${String(sent.body.message_id)}`)
+    assert.strictEqual(record.body.provider, "postmark")
+    assert.strictEqual(standIn.received(String(record.body.provider_message_id)).subject, "Hi")
   })
 
   it("ErrorCode 400 (no sender signature) is 422 {error}", async () => {

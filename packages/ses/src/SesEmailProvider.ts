@@ -1,12 +1,12 @@
 // mailroom's EmailProvider on Amazon SES v2: one SendEmail call with Simple content (attachments
 // included) per message, and every SES failure translated into core's ProviderError.
 import { type SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
-import { EmailProvider, type ProviderError } from "@mailroom/core"
+import { EmailProvider, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { acquireClient, type ClientOptions } from "./internal/client.js"
 import { toProviderError } from "./internal/errors.js"
-import { sendEmailInput } from "./internal/message.js"
+import { forbiddenHeaders, maxCustomHeaders, refusal, sendEmailInput } from "./internal/message.js"
 import { notBlank } from "./internal/options.js"
 
 export interface Options extends ClientOptions {
@@ -31,11 +31,14 @@ export type ConfigOptions = Omit<Options, "client">
 /**
  * SES v2's quotas: 50 recipients across To, Cc and Bcc; 40 MB per message once attachments are
  * base64-encoded (taken as 40 * 1024 * 1024 bytes, as SES counted its former 10 MB as 10485760 bytes);
- * and the file extensions its "Unsupported attachment types" list refuses.
+ * 15 custom headers, none of those SES sets itself; and the file extensions its "Unsupported
+ * attachment types" list refuses.
  */
 export const limits: EmailProvider.Limits = {
   maxRecipients: 50,
   maxMessageBytes: 40 * 1024 * 1024,
+  maxCustomHeaders,
+  forbiddenHeaders,
   forbiddenExtensions: [
     "ade",
     "adp",
@@ -153,8 +156,17 @@ export const make = (
       limits,
       // One promise, one controller and one timer per send, the answer checked where it arrives:
       // what the adapter adds to the SDK's own call stays small.
-      send: (email) =>
-        Effect.callback<{ readonly messageId: string }, ProviderError.ProviderError>((resume) => {
+      send: (email) => {
+        const refused = refusal(email)
+        if (refused !== undefined) {
+          return Effect.fail(
+            new ProviderError.ProviderError({
+              provider: "ses",
+              reason: new ProviderError.InvalidRequest({ message: refused })
+            })
+          )
+        }
+        return Effect.callback<{ readonly messageId: string }, ProviderError.ProviderError>((resume) => {
           const controller = new AbortController()
           let expired = false
           const timer = setTimeout(() => {
@@ -189,6 +201,7 @@ export const make = (
             controller.abort()
           })
         })
+      }
     }
     return provider
   })

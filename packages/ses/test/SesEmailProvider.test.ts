@@ -1,9 +1,9 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { EmailProvider } from "@mailroom/core"
+import { EmailProvider, MailEvent } from "@mailroom/core"
 import { EmailProviderSuite } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { SesEmailProvider } from "../src/index.js"
-import { Emulator, EmulatorLive, ProviderLive, parseFrom, read, stored } from "./emulator.js"
+import { Emulator, EmulatorLive, ProviderLive, parseFrom, parseHeader, read, sentRequest, stored } from "./emulator.js"
 
 EmailProviderSuite("SES v2 on aws-ses-v2-local", { layer: ProviderLive(), read })
 
@@ -83,12 +83,139 @@ describe("SesEmailProvider on the emulator", () => {
       })
     )
 
+    it.effect("custom headers go in Simple content; a non-ASCII value as encoded-words that decode back", () =>
+      Effect.gen(function* () {
+        const provider = yield* EmailProvider.EmailProvider
+        const { messageId } = yield* provider.send(
+          message({
+            headers: [
+              { name: "X-Campaign", value: "Soldes d'été — 日本語" },
+              { name: "X-Plain", value: "=?utf-8?q?x?= stays text" },
+              { name: "List-Unsubscribe-Post", value: "List-Unsubscribe=One-Click" }
+            ]
+          })
+        )
+        const { headers = [] } = yield* stored(messageId)
+        assert.deepStrictEqual(
+          headers.map((h) => h.name),
+          ["X-Campaign", "X-Plain", "List-Unsubscribe-Post"]
+        )
+        for (const header of headers) assert.match(header.value, /^[\x20-\x7e]+$/, "SES takes printable ASCII only")
+        // What a recipient's parser reads back out of each line SES writes.
+        assert.strictEqual(yield* parseHeader(headers[0] ?? { name: "", value: "" }), "Soldes d'été — 日本語")
+        assert.strictEqual(yield* parseHeader(headers[1] ?? { name: "", value: "" }), "=?utf-8?q?x?= stays text")
+        assert.strictEqual(headers[2]?.value, "List-Unsubscribe=One-Click")
+      })
+    )
+
+    it.effect("refuses, before calling SES, what SES would refuse of headers, tags and content ids", () =>
+      Effect.gen(function* () {
+        const provider = yield* EmailProvider.EmailProvider
+        const { sent } = yield* Emulator
+        const before = sent.length
+        const header = (name: string, value = "x") => ({ name, value })
+        const cases: ReadonlyArray<readonly [Partial<EmailProvider.OutboundEmail>, string]> = [
+          [{ headers: [header("Return-Path", "<bounce@acme.example>")] }, "Return-Path"],
+          [{ headers: [header("reply-to", "other@acme.example")] }, "reply-to"],
+          [{ headers: Array.from({ length: 16 }, (_, i) => header(`X-Header-${i}`)) }, "at most 15"],
+          [{ headers: [header("X-Long", "a".repeat(997 - "X-Long".length))] }, "X-Long"],
+          [{ tags: [{ name: "campaign", value: "spring sale" }] }, "campaign"],
+          [
+            {
+              tags: [{ name: MailEvent.organizationKey, value: "org_other" }],
+              metadata: { [MailEvent.organizationKey]: "org_acme" }
+            },
+            MailEvent.organizationKey
+          ],
+          [
+            {
+              attachments: [
+                {
+                  filename: "logo.png",
+                  contentType: "image/png",
+                  content: new Uint8Array([1]),
+                  contentId: `${"c".repeat(79)}`
+                }
+              ]
+            },
+            "logo.png"
+          ]
+        ]
+        for (const [parts, named] of cases) {
+          const error = yield* Effect.flip(provider.send(message(parts)))
+          assert.strictEqual(error.reason._tag, "InvalidRequest")
+          assert.include(error.message, named)
+        }
+        assert.strictEqual(sent.length, before, "a refused message reached SES")
+        // At the limits, SES takes it.
+        yield* provider.send(
+          message({
+            headers: [
+              ...Array.from({ length: 14 }, (_, i) => header(`X-Header-${i}`)),
+              header("X-Long", "a".repeat(996 - "X-Long".length))
+            ]
+          })
+        )
+        assert.strictEqual(sent.length, before + 1)
+      })
+    )
+
+    it.effect("the caller's tags go in EmailTags beside core's metadata, as SES hands them back in events", () =>
+      Effect.gen(function* () {
+        const provider = yield* EmailProvider.EmailProvider
+        const { messageId } = yield* provider.send(
+          message({
+            metadata: {
+              [MailEvent.organizationKey]: "org_acme",
+              [MailEvent.messageKey]: "0195f0c8-7d3e-7c41-9d2b-5b1e2f3a4c5d"
+            },
+            tags: [
+              { name: "category", value: "receipt" },
+              { name: "order_id", value: "ord-42" }
+            ]
+          })
+        )
+        const { body } = yield* sentRequest(messageId)
+        assert.deepStrictEqual(body.EmailTags, [
+          { Name: MailEvent.organizationKey, Value: "org_acme" },
+          { Name: MailEvent.messageKey, Value: "0195f0c8-7d3e-7c41-9d2b-5b1e2f3a4c5d" },
+          { Name: "category", Value: "receipt" },
+          { Name: "order_id", Value: "ord-42" }
+        ])
+      })
+    )
+
+    it.effect("an inline part is sent INLINE with its ContentId; a plain attachment has none", () =>
+      Effect.gen(function* () {
+        const email = yield* send(
+          message({
+            html: '<img src="cid:logo">',
+            attachments: [
+              { filename: "logo.png", contentType: "image/png", content: new Uint8Array([137, 80]), contentId: "logo" },
+              { filename: "a.pdf", contentType: "application/pdf", content: new Uint8Array([37]) }
+            ]
+          })
+        )
+        assert.deepStrictEqual(
+          email.attachments.map((a) => [a.filename, a.contentDisposition, a.contentId]),
+          [
+            ["logo.png", "INLINE", "logo"],
+            ["a.pdf", "ATTACHMENT", undefined]
+          ]
+        )
+      })
+    )
+
     it.effect("declares SES's limits", () =>
       Effect.gen(function* () {
         const { name, limits } = yield* EmailProvider.EmailProvider
         assert.strictEqual(name, "ses")
         assert.strictEqual(limits.maxRecipients, 50)
         assert.strictEqual(limits.maxMessageBytes, 41_943_040)
+        assert.strictEqual(limits.maxCustomHeaders, 15)
+        for (const header of ["Reply-To", "Return-Path", "From", "Message-ID"]) {
+          assert.include(limits.forbiddenHeaders ?? [], header)
+        }
         for (const extension of ["exe", "bat", "js", "ps1", "msi", "vbs", "scr", "lnk"]) {
           assert.include(limits.forbiddenExtensions, extension)
         }

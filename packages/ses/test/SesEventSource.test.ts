@@ -247,8 +247,10 @@ describe("AWS's documented SES records, each through a signed SNS notification",
       for (const event of translated) {
         assert.deepStrictEqual(event.raw, record)
         assert.strictEqual(event.provider, "ses")
-        // AWS's examples carry only SES's own tags: no organisation to route to.
+        // AWS's examples carry only SES's own tags: no organisation to route to, and no mailroom id,
+        // so the message keeps SES's id (the message log resolves it) and no second one is given.
         assert.isUndefined(event.organization_id)
+        assert.isUndefined(event.provider_message_id)
         assert.match(event.id, /^evt_[0-9a-f]{32}$/)
       }
     })
@@ -277,6 +279,33 @@ describe("AWS's documented SES records, each through a signed SNS notification",
       again.map((e) => e.id),
       translated.map((e) => e.id)
     )
+  })
+
+  it("the send's mailroom-message tag names the message; SES's own id becomes provider_message_id", async () => {
+    const own = "0195f0c8-7d3e-7c41-9d2b-5b1e2f3a4c5d"
+    const { source } = world()
+    for (const name of ["delivery", "bounce", "complaint", "open", "click"]) {
+      const record = await fixture<{ mail: { tags: Record<string, unknown> } }>(name)
+      record.mail.tags[MailEvent.messageKey] = [own]
+      record.mail.tags[MailEvent.organizationKey] = ["org_acme"]
+      const translated = await events(source, sign(notification(record)))
+      assert.isAbove(translated.length, 0, name)
+      for (const event of translated) {
+        assert.strictEqual(event.message_id, own, name)
+        assert.strictEqual(event.provider_message_id, exampleId, name)
+        assert.strictEqual(event.organization_id, "org_acme", name)
+      }
+    }
+  })
+
+  it("an identity-level notification (notificationType, no tags) keeps SES's id as the message id", async () => {
+    const record = await fixture<Record<string, unknown> & { mail: Record<string, unknown> }>("bounce")
+    const { eventType, ...rest } = record
+    const notificationRecord = { ...rest, notificationType: eventType, mail: { ...record.mail, tags: undefined } }
+    const { source } = world()
+    const [event] = await events(source, sign(notification(notificationRecord)))
+    assert.strictEqual(event?.message_id, exampleId)
+    assert.isUndefined(event?.provider_message_id)
   })
 
   it("a bounce from the account's suppression list is rejected, not bounced", async () => {

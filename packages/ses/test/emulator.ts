@@ -1,6 +1,8 @@
-// The SES v2 emulator (aws-ses-v2-local) started in-process on a free port, and reads of what it
-// received, taken from its own store rather than from anything the adapter reports.
+// The SES v2 emulator (aws-ses-v2-local) started in-process on a free port behind a recording proxy,
+// and reads of what it received, taken from its own store and from the requests that went over the
+// wire (the store keeps no EmailTags) rather than from anything the adapter reports.
 
+import { createServer, type Server } from "node:http"
 import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
 import type { EmailProvider } from "@mailroom/core"
@@ -26,7 +28,18 @@ export interface StoredEmail {
     readonly contentType: string
     readonly content: string
     readonly contentDisposition?: string
+    readonly contentId?: string
   }>
+  readonly headers?: ReadonlyArray<{ readonly name: string; readonly value: string }>
+}
+
+/** A SendEmail request as the proxy saw it go to the emulator, and the MessageId it was answered. */
+export interface SentRequest {
+  readonly messageId: string
+  readonly body: {
+    readonly EmailTags?: ReadonlyArray<{ readonly Name: string; readonly Value: string }>
+    readonly Content?: unknown
+  }
 }
 
 interface ParsedMail {
@@ -35,10 +48,15 @@ interface ParsedMail {
   readonly attachments: ReadonlyArray<{ readonly filename?: string }>
 }
 
-// mailparser is the emulator's own dependency (pinned to 3.9.12); it is reached through the emulator
-// so that decoding the From header does not rely on this package's encoder.
-const { simpleParser } = createRequire(createRequire(import.meta.url).resolve("aws-ses-v2-local"))("mailparser") as {
+// mailparser is the emulator's own dependency (pinned to 3.9.12), and libmime (its header decoder)
+// mailparser's; both are reached through the emulator so that decoding what SES would write does not
+// rely on this package's encoder.
+const emulatorRequire = createRequire(createRequire(import.meta.url).resolve("aws-ses-v2-local"))
+const { simpleParser } = emulatorRequire("mailparser") as {
   readonly simpleParser: (source: Buffer) => Promise<ParsedMail>
+}
+const libmime = createRequire(emulatorRequire.resolve("mailparser"))("libmime") as {
+  readonly decodeWords: (text: string) => string
 }
 
 // The package is CommonJS with `exports.default`; depending on the loader's interop the default
@@ -46,24 +64,75 @@ const { simpleParser } = createRequire(createRequire(import.meta.url).resolve("a
 const startServer: typeof emulatorModule.default =
   typeof emulatorModule === "function" ? emulatorModule : emulatorModule.default
 
-export class Emulator extends Context.Service<Emulator, { readonly url: string }>()("test/SesEmulator") {}
+export class Emulator extends Context.Service<
+  Emulator,
+  {
+    /** The proxy's URL: what clients are pointed at. */
+    readonly url: string
+    /** Every SendEmail request the emulator accepted, in order. */
+    readonly sent: ReadonlyArray<SentRequest>
+  }
+>()("test/SesEmulator") {}
+
+const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+
+const closed = (server: Server) =>
+  Effect.promise(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  )
+
+/**
+ * Passes every request to the emulator unchanged and keeps each SendEmail body the emulator accepted,
+ * with the MessageId it answered.
+ */
+const recordingProxy = (target: string, sent: Array<SentRequest>) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const server = createServer((req, res) => {
+        const chunks: Array<Buffer> = []
+        req.on("data", (chunk: Buffer) => chunks.push(chunk))
+        req.on("end", async () => {
+          const body = Buffer.concat(chunks)
+          const headers = Object.fromEntries(
+            Object.entries(req.headers).flatMap(([name, value]) =>
+              typeof value === "string" && name !== "host" && name !== "connection" ? [[name, value]] : []
+            )
+          )
+          const answer = await fetch(`${target}${req.url ?? "/"}`, {
+            method: req.method ?? "GET",
+            headers,
+            ...(body.length === 0 ? {} : { body })
+          })
+          const text = Buffer.from(await answer.arrayBuffer())
+          if (req.method === "POST" && req.url === "/v2/email/outbound-emails" && answer.ok) {
+            const { MessageId } = JSON.parse(text.toString("utf8")) as { MessageId: string }
+            sent.push({ messageId: MessageId, body: JSON.parse(body.toString("utf8")) as SentRequest["body"] })
+          }
+          res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" })
+          res.end(text)
+        })
+      })
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      return server
+    }),
+    closed
+  )
 
 export const EmulatorLive: Layer.Layer<Emulator> = Layer.effect(
   Emulator,
-  Effect.map(
-    Effect.acquireRelease(
+  Effect.gen(function* () {
+    const emulator = yield* Effect.acquireRelease(
       Effect.promise(() => startServer({ host: "127.0.0.1", port: 0 })),
-      (server) =>
-        Effect.promise(
-          () =>
-            new Promise<void>((resolve) => {
-              server.closeAllConnections()
-              server.close(() => resolve())
-            })
-        )
-    ),
-    (server) => ({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })
-  )
+      closed
+    )
+    const sent: Array<SentRequest> = []
+    const proxy = yield* recordingProxy(urlOf(emulator), sent)
+    return { url: urlOf(proxy), sent }
+  })
 )
 
 export const credentials = {
@@ -109,6 +178,10 @@ export const parseFrom = (from: string) =>
     }
   })
 
+/** A custom header's value as a recipient's client decodes the unstructured text SES writes. */
+export const parseHeader = (header: { readonly name: string; readonly value: string }) =>
+  Effect.sync(() => libmime.decodeWords(header.value))
+
 /**
  * SES writes the Subject and each attachment's file name into the message it sends, ASCII as it is;
  * what a recipient sees is what a MIME parser reads out of them there.
@@ -125,9 +198,19 @@ const asReceived = (subject: string, filenames: ReadonlyArray<string>) =>
     return { subject: parsed.subject ?? "", filenames: parsed.attachments.map((a) => a.filename ?? "") }
   })
 
+/** The SendEmail request SES answered with `messageId`, as it went over the wire. */
+export const sentRequest = (messageId: string) =>
+  Effect.gen(function* () {
+    const { sent } = yield* Emulator
+    const request = sent.find((r) => r.messageId === messageId)
+    if (request === undefined) return yield* Effect.die(new Error(`no SendEmail request was answered ${messageId}`))
+    return request
+  })
+
 export const read = (messageId: string): Effect.Effect<ReceivedEmail, never, Emulator> =>
   Effect.gen(function* () {
     const email = yield* stored(messageId)
+    const tags = ((yield* sentRequest(messageId)).body.EmailTags ?? []).map((t) => ({ name: t.Name, value: t.Value }))
     const { address, name } = yield* parseFrom(email.from)
     const seen = yield* asReceived(
       email.subject,
@@ -145,7 +228,13 @@ export const read = (messageId: string): Effect.Effect<ReceivedEmail, never, Emu
       attachments: email.attachments.map((a, i) => ({
         filename: seen.filenames[i] ?? "",
         contentType: a.contentType,
-        content: new Uint8Array(Buffer.from(a.content, "base64"))
-      }))
+        content: new Uint8Array(Buffer.from(a.content, "base64")),
+        contentId: a.contentId,
+        disposition: a.contentDisposition === "INLINE" ? "inline" : "attachment"
+      })),
+      // SES writes the message itself (folding and signing it): there are no bytes of it to read here.
+      headers: email.headers ?? [],
+      tags,
+      metadata: Object.fromEntries(tags.map((t) => [t.name, t.value]))
     }
   })

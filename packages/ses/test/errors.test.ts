@@ -11,7 +11,15 @@ import {
   TooManyRequestsException
 } from "@aws-sdk/client-sesv2"
 import { assert, describe, layer } from "@effect/vitest"
-import { type EmailProvider, Mailer, Mailroom, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
+import {
+  type EmailProvider,
+  Mailer,
+  Mailroom,
+  MessageLog,
+  ObjectStore,
+  Organizations,
+  type ProviderError
+} from "@mailroom/core"
 import { Duration, Effect } from "effect"
 import { SesEmailProvider } from "../src/index.js"
 import { type Answer, accepted, closedPort, type Recorded, Stub, StubLive, sesError } from "./stub.js"
@@ -428,11 +436,14 @@ describe("through core's Mailer, retries happen once, in core", () => {
   const sendThroughMailer = Effect.gen(function* () {
     const stub = yield* Stub
     const before = stub.requests.length
-    const outcome = yield* Effect.flatMap(Mailer.Mailer, (m) => m.send(principal, request)).pipe(
-      Effect.provide(mailer(stub.url)),
-      Effect.result
-    )
-    return { outcome, requests: stub.requests.length - before }
+    const { outcome, record } = yield* Effect.gen(function* () {
+      const outcome = yield* Effect.result(Effect.flatMap(Mailer.Mailer, (m) => m.send(principal, request)))
+      const log = yield* MessageLog.MessageLog
+      const record =
+        outcome._tag === "Success" ? yield* log.find(principal.orgId, outcome.success.response.message_id) : undefined
+      return { outcome, record }
+    }).pipe(Effect.provide(mailer(stub.url)))
+    return { outcome, record, requests: stub.requests.length - before }
   })
 
   layer(StubLive, { timeout: 30_000, excludeTestServices: true })((it) => {
@@ -452,9 +463,10 @@ describe("through core's Mailer, retries happen once, in core", () => {
         let calls = 0
         stub.answer = () =>
           ++calls === 1 ? sesError(429, "TooManyRequestsException", "Slow down.") : accepted("0100018f-after-000000")
-        const { outcome, requests } = yield* sendThroughMailer
+        const { outcome, record, requests } = yield* sendThroughMailer
         assert.strictEqual(requests, 2)
-        assert.isTrue(outcome._tag === "Success" && outcome.success.response.message_id === "0100018f-after-000000")
+        assert.strictEqual(outcome._tag, "Success")
+        assert.strictEqual(record?.provider_message_id, "0100018f-after-000000", "the second attempt's SES id is kept")
       })
     )
 

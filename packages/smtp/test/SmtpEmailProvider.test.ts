@@ -31,12 +31,16 @@ const onAiosmtpd = Layer.effect(
 ).pipe(Layer.provideMerge(AiosmtpdPeer.layer()))
 
 EmailProviderSuite("smtp on smtp-server", {
+  tagsNotVisible:
+    "SMTP carries no metadata (it would only be read back by events, which SMTP has none of); tags travel as X-Mailroom-Tag headers, tested in this file",
   layer: onSmtpPeer(),
   read: (messageId) =>
     SmtpPeer.use((peer) => Effect.promise(async () => toReceivedEmail(await peer.byMessageId(messageId))))
 })
 
 EmailProviderSuite("smtp on aiosmtpd", {
+  tagsNotVisible:
+    "SMTP carries no metadata (it would only be read back by events, which SMTP has none of); tags travel as X-Mailroom-Tag headers, tested in this file",
   layer: onAiosmtpd,
   read: (messageId) =>
     AiosmtpdPeer.use((peer) => Effect.promise(async () => toReceivedEmail(await peer.byMessageId(messageId))))

@@ -44,6 +44,7 @@ export interface Exchange {
 
 export interface Answer<A> {
   readonly value: A
+  readonly status: number
   readonly headers: Headers
 }
 
@@ -126,9 +127,13 @@ const once = async <A>(transport: Transport, request: Exchange): Promise<Answer<
     const response = await transport.fetch(request.url, init)
     if (!response.ok) throw fromDetails(await details(response, request))
     if (request.bytes === true) {
-      return { value: new Uint8Array(await response.arrayBuffer()) as A, headers: response.headers }
+      return {
+        value: new Uint8Array(await response.arrayBuffer()) as A,
+        status: response.status,
+        headers: response.headers
+      }
     }
-    return { value: await json<A>(response, request), headers: response.headers }
+    return { value: await json<A>(response, request), status: response.status, headers: response.headers }
   } catch (error) {
     if (MailroomApiError.isInstance(error)) throw error
     if (signal?.aborted) throw signal.reason

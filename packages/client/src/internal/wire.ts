@@ -5,6 +5,14 @@ export interface EmailAttachment {
   readonly filename: string
   readonly key: string
   readonly content_type?: string
+  /** Makes the file an inline part the HTML shows as `cid:{content_id}`. */
+  readonly content_id?: string
+}
+
+/** A tag of the message: ASCII letters, digits, `_` and `-`, at most 256 characters each. */
+export interface EmailTag {
+  readonly name: string
+  readonly value: string
 }
 
 export interface SendEmailRequest {
@@ -17,6 +25,12 @@ export interface SendEmailRequest {
   readonly subject: string
   readonly body: { readonly html?: string; readonly text?: string }
   readonly attachments?: ReadonlyArray<EmailAttachment>
+  /** At most 10; stored with the message and carried on its events. */
+  readonly tags?: ReadonlyArray<EmailTag>
+  /** Custom headers; the ones mailroom writes itself (From, Subject, Content-*...) are refused. */
+  readonly headers?: { readonly [name: string]: string }
+  /** RFC 8058 one-click unsubscribe: `List-Unsubscribe` and `List-Unsubscribe-Post`. */
+  readonly unsubscribe?: { readonly url: string; readonly mailto?: string }
 }
 
 export interface SendEmailResponse {
@@ -25,6 +39,8 @@ export interface SendEmailResponse {
   readonly to: ReadonlyArray<string>
   readonly subject: string
   readonly attachments: ReadonlyArray<string>
+  /** The recipients dropped because they are suppressed; absent when none was. */
+  readonly suppressed?: ReadonlyArray<string>
 }
 
 export interface PresignRequest {
@@ -54,4 +70,137 @@ export interface DeleteByKeyResponse {
 export interface DeleteByIdResponse {
   readonly deleted: boolean
   readonly attachment_id: string
+}
+
+// --- message records and suppressions -----------------------------------------------------------
+
+/** A recipient's state, and a message's (the state of its recipient furthest from delivered). */
+export type EmailStatus =
+  | "scheduled"
+  | "sending"
+  | "sent"
+  | "delivery_delayed"
+  | "delivered"
+  | "bounced"
+  | "complained"
+  | "suppressed"
+  | "cancelled"
+  | "failed"
+  | "unknown"
+
+export interface EmailRecipient {
+  readonly email: string
+  readonly kind: "to" | "cc" | "bcc"
+  readonly state: EmailStatus
+  /** When the state last moved: ISO 8601, UTC. */
+  readonly updated_at: string
+  /** Why, when the vendor said: a bounce's diagnostic, a refusal's message. */
+  readonly detail?: string
+}
+
+/** An attachment as sent: its size and storage key are kept, never its bytes. */
+export interface EmailAttachmentRecord {
+  readonly filename: string
+  readonly content_type: string
+  readonly size: number
+  readonly key?: string
+  readonly content_id?: string
+}
+
+/** One delivery event in a message's history. */
+export interface EmailEvent {
+  readonly id: string
+  readonly type: string
+  readonly recipient: string | null
+  readonly occurred_at: string
+  readonly provider: string
+  readonly bounce?: { readonly kind: string; readonly code?: string; readonly diagnostic?: string }
+  readonly click?: { readonly url: string }
+}
+
+/** A message as `GET /emails` lists it; bodies and attachment bytes are not stored. */
+export interface EmailRecord {
+  /** The `message_id` that `send` answered. */
+  readonly id: string
+  readonly organization_id: string
+  readonly created_at: string
+  readonly status: EmailStatus
+  readonly from: string
+  readonly from_name: string | null
+  readonly subject: string
+  readonly recipients: ReadonlyArray<EmailRecipient>
+  readonly tags: ReadonlyArray<EmailTag>
+  readonly attachments: ReadonlyArray<EmailAttachmentRecord>
+  readonly html_bytes: number
+  readonly text_bytes: number
+  readonly provider: string | null
+  readonly provider_message_id: string | null
+  readonly idempotency_key: string | null
+  readonly scheduled_at: string | null
+  readonly last_event: { readonly type: string; readonly occurred_at: string } | null
+  /** Why the message is `failed` or `unknown`, when it is. */
+  readonly reason: string | null
+}
+
+/** `GET /emails/{id}`: the record and its events, oldest first. */
+export interface EmailDetail extends EmailRecord {
+  readonly events: ReadonlyArray<EmailEvent>
+}
+
+export interface EmailList {
+  readonly data: ReadonlyArray<EmailRecord>
+  /** Null on the last page. */
+  readonly next_cursor: string | null
+}
+
+export interface ListEmailsQuery {
+  /** 1 to 100; default 20. */
+  readonly limit?: number
+  /** The `next_cursor` of the page before. */
+  readonly cursor?: string
+  readonly status?: EmailStatus
+  /** A recipient, to, cc or bcc. */
+  readonly to?: string
+  /** `name:value`. */
+  readonly tag?: string
+  /** Created at or after: RFC 3339 with an offset, such as `2026-05-01T09:00:00Z`. */
+  readonly since?: string
+  /** Created before: RFC 3339 with an offset. */
+  readonly until?: string
+}
+
+export type SuppressionReason = "bounced" | "complained" | "manual"
+
+export interface Suppression {
+  /** The address as compared: the domain in lower-case ASCII, the local part as given. */
+  readonly email: string
+  readonly reason: SuppressionReason
+  readonly created_at: string
+  /** The message whose bounce or complaint added it; null when added by hand. */
+  readonly message_id: string | null
+  readonly detail: string | null
+}
+
+export interface SuppressionList {
+  readonly data: ReadonlyArray<Suppression>
+  readonly next_cursor: string | null
+}
+
+export interface ListSuppressionsQuery {
+  readonly limit?: number
+  readonly cursor?: string
+  readonly reason?: SuppressionReason
+}
+
+export interface SuppressRequest {
+  readonly email: string
+  /** Default `manual`; `bounced` or `complained` to import a list with its reasons. */
+  readonly reason?: SuppressionReason
+  /** A note kept with the entry, at most 500 characters. */
+  readonly detail?: string
+}
+
+export interface UnsuppressResponse {
+  readonly deleted: boolean
+  readonly email: string
 }

@@ -41,3 +41,15 @@ export const isEmailAddress = (value: string): boolean => {
 
 /** The ASCII domain of a valid address. */
 export const domainOf = (address: string): string => asciiDomain(address.slice(address.lastIndexOf("@") + 1)) ?? ""
+
+/**
+ * The form addresses are compared in: the local part as given (RFC 5321 lets a server tell cases
+ * apart there), the domain in lower-case ASCII (punycode), so `Bob@Bücher.Example` and
+ * `Bob@xn--bcher-kva.example` are one address and `bob@...` another.
+ */
+export const normalizeAddress = (email: string): string => {
+  const at = email.lastIndexOf("@")
+  if (at <= 0) return email
+  const domain = email.slice(at + 1)
+  return `${email.slice(0, at)}@${asciiDomain(domain) ?? domain.toLowerCase()}`
+}

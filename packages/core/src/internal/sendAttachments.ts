@@ -196,7 +196,8 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
           // The rule presign names keys with: one segment, no control or bidi characters, bounded.
           filename: sanitizeFilename(a?.filename ?? ""),
           contentType: a?.content_type ?? (loaded.info.contentType || "application/octet-stream"),
-          content: loaded.content
+          content: loaded.content,
+          ...(a?.content_id === undefined ? {} : { contentId: a.content_id })
         }
       })
     })

@@ -1,5 +1,7 @@
 export * from "./EmailProviderSuite.js"
 export * from "./EventSourceProbe.js"
 export * from "./IdempotencyStoreSuite.js"
+export * from "./MessageLogSuite.js"
 export * from "./ObjectStoreSuite.js"
+export * from "./SuppressionsSuite.js"
 export * from "./WebhookReceiver.js"

@@ -3,8 +3,11 @@
 import { EventSource, MailEvents, MailroomError, ProviderError } from "@mailroom/core"
 import { Duration } from "effect"
 
-/** Which error-body rules an operation follows. */
-export type Variant = "emails" | "attachments" | "v1" | "other"
+/**
+ * Which error-body rules an operation follows. `emails` is every `/emails` route (400 `{errors}`);
+ * `suppressions` is DESIGN section 7's `{error}` for all but a 401, which is `{message}` everywhere.
+ */
+export type Variant = "emails" | "suppressions" | "attachments" | "v1" | "other"
 
 export interface Outgoing {
   readonly status: number
@@ -43,7 +46,7 @@ export const failure = (
   const messageShape =
     variant === "v1" ||
     variant === "other" ||
-    (variant === "emails" && status === 401) ||
+    ((variant === "emails" || variant === "suppressions") && status === 401) ||
     (variant === "attachments" && (status === 401 || status === 404 || status === 500))
   return json(status, messageShape ? { message } : { error: message }, headers)
 }

@@ -1,13 +1,15 @@
-// The route table of DESIGN section 3 over a transport-neutral request, so the Node and the Web
-// handlers answer byte for byte alike.
+// The route table of DESIGN sections 3 and 7 over a transport-neutral request, so the Node and the
+// Web handlers answer byte for byte alike.
 
 import { isUtf8 } from "node:buffer"
-import { Attachments, type EventSource, MailEvents, Mailer, MailroomError, Organizations, Wire } from "@mailroom/core"
+import { Attachments, type EventSource, MailEvents, Mailer, type Messages, Organizations, Wire } from "@mailroom/core"
 import { withSpan } from "@mailroom/core/adapter"
 import { Cause, Duration, Effect, Exit, Option } from "effect"
 import * as OpenApi from "../OpenApi.js"
 import * as StoreRoutes from "../StoreRoutes.js"
 import { maxDepth, nestsDeeperThan } from "./json.js"
+import * as MessageRoutes from "./messageRoutes.js"
+import { singleQuery } from "./query.js"
 import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
 import { makeWebhookBody } from "./webhooks.js"
 
@@ -54,11 +56,16 @@ export interface Options {
   readonly unverifiedWebhookBodyTimeout?: Duration.Input
 }
 
-export type Services = Mailer.Mailer | Attachments.Attachments | Organizations.Organizations | MailEvents.MailEvents
+export type Services =
+  | Mailer.Mailer
+  | Attachments.Attachments
+  | Messages.Messages
+  | Organizations.Organizations
+  | MailEvents.MailEvents
 
 type Credential = "apiKey" | "bearer"
 
-interface Route {
+export interface Route {
   readonly method: string
   readonly variant: Variant
   readonly auth?: Credential
@@ -71,28 +78,14 @@ interface Context {
   readonly request: Incoming
   readonly principal: Organizations.Principal
   readonly body: unknown
+  /** The last path segment of a route with a parameter (`/emails/{id}`), still percent-encoded. */
+  readonly param: string | undefined
 }
 
 /** The principal of a route that takes no credential (none reads it). */
 const anonymous: Organizations.Principal = { orgId: "", slug: "" }
 
 const trimSlash = (path: string | undefined) => (path ?? "").replace(/\/+$/, "")
-
-const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const out: Record<string, string> = {}
-    const problems: Array<string> = []
-    for (const [name] of query) {
-      if (!names.includes(name)) problems.push(`${name}: is not a known query parameter`)
-    }
-    for (const name of names) {
-      const values = query.getAll(name)
-      if (values.length > 1) problems.push(`${name}: must be given once`)
-      else if (values[0] !== undefined) out[name] = values[0]
-    }
-    if (problems.length > 0) return yield* new MailroomError.ValidationError({ errors: problems })
-    return out
-  })
 
 /** A webhook's body, read as its source allows, or the answer that refuses it. */
 type WebhookBody = (
@@ -129,6 +122,7 @@ const routes = (
         )
       })
   })
+  for (const [path, route] of MessageRoutes.exact(basePath)) add(path, route)
   const presign = (variant: Variant, auth: Credential): Route => ({
     method: "POST",
     variant,
@@ -244,6 +238,8 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   const table = routes(basePath, v1BasePath, options.eventSources ?? [], options.publicUrl, (source, request) =>
     webhookBody(source, request, maxBodyBytes)
   )
+  // Looked up only when no fixed path matches: POST /emails never reaches them.
+  const patterns = MessageRoutes.patterns(basePath)
   // Stores whose URLs point back here (the local disk store) contribute routes; looked up once.
   let storeRoutes: Promise<StoreRoutes.StoreRoutes | undefined> | undefined
 
@@ -305,7 +301,13 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     }
   }
 
-  const run = async (route: Route, request: Incoming): Promise<Outgoing> => {
+  /** `template` is the route's path as the document writes it (`/emails/{id}`): spans and logs never see a parameter. */
+  const run = async (
+    route: Route,
+    request: Incoming,
+    template: string,
+    param: string | undefined
+  ): Promise<Outgoing> => {
     const given = route.auth === undefined ? undefined : credential(request, route.auth)
     if (route.auth !== undefined && given === undefined) {
       return failure(route.variant, 401, ["missing, invalid or revoked credential"])
@@ -321,15 +323,15 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     const exit = await runPromiseExit(
       Effect.flatMap(authenticated, (principal) =>
         read === undefined
-          ? route.run({ request, principal, body: undefined })
+          ? route.run({ request, principal, body: undefined, param })
           : Effect.flatMap(read, (body) =>
-              "status" in body ? Effect.succeed(body) : route.run({ request, principal, body: body.value })
+              "status" in body ? Effect.succeed(body) : route.run({ request, principal, body: body.value, param })
             )
       ).pipe(
         // A span per request when a tracer is provided; each path of the table is its own route.
-        withSpan(`${route.method} ${request.pathname}`, {
+        withSpan(`${route.method} ${template}`, {
           kind: "server",
-          attributes: { "http.request.method": route.method, "http.route": request.pathname }
+          attributes: { "http.request.method": route.method, "http.route": template }
         })
       )
     )
@@ -337,13 +339,23 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     const error = Cause.findErrorOption(exit.cause)
     const described = error._tag === "Some" ? describe(error.value) : undefined
     if (described !== undefined) return failure(route.variant, described.status, described.messages, described.headers)
-    logError(`[mailroom] 500 on ${request.method} ${request.pathname}\n${Cause.pretty(exit.cause)}`)
+    logError(`[mailroom] 500 on ${request.method} ${template}\n${Cause.pretty(exit.cause)}`)
     return internal(route.variant)
   }
 
   const handle = async (request: Incoming): Promise<Answer> => {
     try {
-      const candidates = table.get(request.pathname)
+      let candidates = table.get(request.pathname)
+      let template = request.pathname
+      let param: string | undefined
+      if (candidates === undefined) {
+        const matched = MessageRoutes.match(patterns, request.pathname)
+        if (matched !== undefined) {
+          candidates = matched.pattern.routes
+          template = matched.pattern.template
+          param = matched.param
+        }
+      }
       if (candidates === undefined) {
         storeRoutes ??= runPromiseExit(Effect.serviceOption(StoreRoutes.StoreRoutes)).then((exit) =>
           Exit.isSuccess(exit) ? Option.getOrUndefined(exit.value) : undefined
@@ -363,8 +375,8 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         const allow = candidates.map((r) => r.method).join(", ")
         return failure(candidates[0]?.variant ?? "other", 405, [`use ${allow} for ${request.pathname}`], { allow })
       }
-      return await run(route, request).catch((cause: unknown) => {
-        logError(`[mailroom] 500 on ${request.method} ${request.pathname}\n${String((cause as Error)?.stack ?? cause)}`)
+      return await run(route, request, template, param).catch((cause: unknown) => {
+        logError(`[mailroom] 500 on ${request.method} ${template}\n${String((cause as Error)?.stack ?? cause)}`)
         return internal(route.variant)
       })
     } catch (cause) {

@@ -1,5 +1,6 @@
 // Postmark's webhook records translated into MailEvents, one per record (Postmark sends one recipient
-// per request), routed by the `mailroom-org` field of the send's Metadata.
+// per request), routed by the `mailroom-org` field of the send's Metadata and named by its
+// `mailroom-message` field.
 import { MailEvent } from "@mailroom/core"
 
 type Record_ = Readonly<Record<string, unknown>>
@@ -45,8 +46,10 @@ export const translate = (body: unknown, receivedAt: Date): Translation => {
   const recordType = string(record.RecordType)
   if (recordType === undefined) return { malformed: "RecordType: missing" }
   const metadata = typeof record.Metadata === "object" && record.Metadata !== null ? (record.Metadata as Record_) : {}
-  const organizationValue = metadata[MailEvent.organizationKey]
-  const organizationId = typeof organizationValue === "string" ? organizationValue : undefined
+  const organizationId = string(metadata[MailEvent.organizationKey])
+  // Mailroom's id when the send carried it; an older message keeps Postmark's MessageID, which the
+  // message log resolves through the provider's id it recorded.
+  const ownMessageId = string(metadata[MailEvent.messageKey])
   // Delivery, Open, Click and SubscriptionChange name the recipient `Recipient`; Bounce and SpamComplaint `Email`.
   const recipientField = recordType === "Bounce" || recordType === "SpamComplaint" ? "Email" : "Recipient"
   const timeField = {
@@ -70,7 +73,8 @@ export const translate = (body: unknown, receivedAt: Date): Translation => {
         MailEvent.make({
           type,
           provider: "postmark",
-          messageId,
+          messageId: ownMessageId ?? messageId,
+          providerMessageId: messageId,
           recipient,
           occurredAt,
           organizationId,

@@ -1,5 +1,6 @@
 // Builds the JSON body of Postmark's `POST /email` from core's normalised message: the sender with its
-// display name, comma-separated recipient lists, the bodies, and base64 attachments.
+// display name, comma-separated recipient lists, the bodies, custom headers, tags as Tag and Metadata,
+// and base64 attachments (inline parts with their ContentID); and says what Postmark could not carry.
 import type { EmailProvider } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import type { Message } from "postmark"
@@ -22,7 +23,57 @@ const list = (addresses: ReadonlyArray<string>) => addresses.join(", ")
 
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
 
-export const toPostmarkMessage = (email: EmailProvider.OutboundEmail, messageStream: string): Message => ({
+/** Postmark's Metadata: at most 10 fields, names of at most 20 characters, values of at most 80. */
+export const maxMetadataFields = 10
+const maxMetadataName = 20
+const maxMetadataValue = 80
+
+/**
+ * What of the message's tags Postmark could not carry, named by field, or undefined when it carries
+ * all of them: each tag is a Metadata field beside core's own, so names and values must fit
+ * Metadata's limits, and no two names may be equal without case (Postmark refuses that too).
+ */
+export const refusal = (email: EmailProvider.OutboundEmail): string | undefined => {
+  const tags = email.tags ?? []
+  const own = Object.keys(email.metadata ?? {})
+  const names = new Set(own.map((name) => name.toLowerCase()))
+  for (const { name, value } of tags) {
+    if (name.length > maxMetadataName || value.length > maxMetadataValue) {
+      return `tags: ${name}: Postmark keeps tags as Metadata, whose names are at most ${maxMetadataName} characters and values at most ${maxMetadataValue}`
+    }
+    if (names.has(name.toLowerCase())) {
+      return `tags: ${name} is given twice (Postmark compares names without case), or is a name mailroom uses itself`
+    }
+    names.add(name.toLowerCase())
+  }
+  return own.length + tags.length > maxMetadataFields
+    ? `tags: Postmark keeps at most ${maxMetadataFields} Metadata fields, ${own.length} of them mailroom's own; the message has ${tags.length} tags`
+    : undefined
+}
+
+export const toPostmarkMessage = (
+  email: EmailProvider.OutboundEmail,
+  messageStream: string,
+  tagFrom: string
+): Message => {
+  const tags = email.tags ?? []
+  const tag = tags.find((t) => t.name === tagFrom && t.value !== "")
+  const metadata = { ...email.metadata, ...Object.fromEntries(tags.map((t) => [t.name, t.value])) }
+  const headers = email.headers ?? []
+  return {
+    ...fields(email, messageStream),
+    ...(headers.length > 0
+      ? { Headers: headers.map((h) => ({ Name: h.name, Value: Adapter.headerText(h.value) })) }
+      : {}),
+    // Postmark's one Tag groups its statistics and message search; every tag is also Metadata.
+    ...(tag === undefined ? {} : { Tag: tag.value }),
+    // Postmark returns it in every webhook's `Metadata`, which is how an event finds its organisation
+    // and its message, and what carries the caller's tags back.
+    ...(Object.keys(metadata).length > 0 ? { Metadata: metadata } : {})
+  }
+}
+
+const fields = (email: EmailProvider.OutboundEmail, messageStream: string): Message => ({
   From: formatSender(email.from),
   To: list(email.to),
   ...(email.cc.length > 0 ? { Cc: list(email.cc) } : {}),
@@ -33,17 +84,14 @@ export const toPostmarkMessage = (email: EmailProvider.OutboundEmail, messageStr
   ...(email.html !== undefined ? { HtmlBody: email.html } : {}),
   ...(email.text !== undefined ? { TextBody: email.text } : {}),
   MessageStream: messageStream,
-  // Postmark returns it in every webhook's `Metadata`, which is how an event finds its organisation.
-  ...(email.metadata !== undefined && Object.keys(email.metadata).length > 0
-    ? { Metadata: { ...email.metadata } }
-    : {}),
   ...(email.attachments.length > 0
     ? {
         Attachments: email.attachments.map((attachment) => ({
           Name: Adapter.headerText(attachment.filename),
           Content: base64(attachment.content),
           ContentType: attachment.contentType,
-          ContentID: null
+          // Postmark makes a part with a ContentID inline, written as its documentation shows it.
+          ContentID: attachment.contentId === undefined ? null : `cid:${attachment.contentId}`
         }))
       }
     : {})

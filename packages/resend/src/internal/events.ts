@@ -111,12 +111,16 @@ export const translate = (body: unknown, deliveryId: string): Translation => {
   // A click's own time when it has one; the event's otherwise.
   const occurredAt = MailEvent.instant(data.click?.timestamp ?? createdAt, new Date(createdAt))
   const organizationId = tagValue(data.tags, MailEvent.organizationKey)
+  // Mailroom's own id when the message carried it; Resend's otherwise (an older message): the pipeline
+  // then finds the record by Resend's id.
+  const messageId = tagValue(data.tags, MailEvent.messageKey)
   return {
     events: recipients.map((recipient, index) =>
       MailEvent.make({
         type,
         provider: "resend",
-        messageId: data.email_id,
+        messageId: messageId ?? data.email_id,
+        providerMessageId: data.email_id,
         recipient,
         occurredAt,
         organizationId,

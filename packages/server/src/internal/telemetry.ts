@@ -18,13 +18,24 @@ const requestSeconds = Metric.histogram("mailroom_http_request_duration_seconds"
 })
 
 /**
- * A route's template for labels: a path of the API as the OpenAPI document names it, a signed-URL
- * route by its prefix, else "unmatched", so a scan of random paths cannot grow the series without bound.
+ * A route's template for labels: a path of the API as the OpenAPI document names it (`/emails/{id}`
+ * for any one segment after `/emails/`), a signed-URL route by its prefix, else "unmatched", so a scan
+ * of random paths cannot grow the series without bound.
  */
-export const routeOf = (known: ReadonlySet<string>) => (pathname: string) => {
-  if (known.has(pathname)) return pathname
-  const prefix = /^\/_mailroom\/[a-z]+\//.exec(pathname)?.[0]
-  return prefix === undefined ? "unmatched" : `${prefix}*`
+export const routeOf = (known: ReadonlySet<string>) => {
+  const templates = [...known]
+    .filter((route) => /\/\{[^/{}]+\}$/.test(route))
+    .map((template) => ({ prefix: template.slice(0, template.lastIndexOf("{")), template }))
+  return (pathname: string) => {
+    if (known.has(pathname)) return pathname
+    for (const { prefix, template } of templates) {
+      if (pathname.length > prefix.length && pathname.startsWith(prefix) && !pathname.includes("/", prefix.length)) {
+        return template
+      }
+    }
+    const prefix = /^\/_mailroom\/[a-z]+\//.exec(pathname)?.[0]
+    return prefix === undefined ? "unmatched" : `${prefix}*`
+  }
 }
 
 /** The routes of the API, and the operational ones this server adds outside it. */

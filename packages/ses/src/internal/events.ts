@@ -1,5 +1,6 @@
 // SES's event records (event publishing through SNS or EventBridge, and identity feedback
-// notifications) translated into MailEvents: one per recipient, routed by the send's `mailroom-org` tag.
+// notifications) translated into MailEvents: one per recipient, routed by the send's `mailroom-org`
+// tag and named by its `mailroom-message` tag.
 import { MailEvent } from "@mailroom/core"
 
 type Record_ = Readonly<Record<string, unknown>>
@@ -34,12 +35,15 @@ export const translate = (
   if (!isRecord(record)) return { ignored: "not a JSON object" }
   const kind = string(record.eventType) ?? string(record.notificationType)
   const mail = isRecord(record.mail) ? record.mail : undefined
-  const messageId = string(mail?.messageId)
-  if (kind === undefined || mail === undefined || messageId === undefined) {
+  const sesMessageId = string(mail?.messageId)
+  if (kind === undefined || mail === undefined || sesMessageId === undefined) {
     return { ignored: "not an SES event record (no eventType and mail.messageId)" }
   }
   const tags = isRecord(mail.tags) ? mail.tags : {}
   const organizationId = strings(tags[MailEvent.organizationKey])[0]
+  // Mailroom's id when the send carried it; an older message or an identity-level notification
+  // (no tags) keeps SES's, which the message log resolves through the provider's id it recorded.
+  const messageId = strings(tags[MailEvent.messageKey])[0] ?? sesMessageId
   const destination = strings(mail.destination)
   // Opens, clicks and unsubscribes name no recipient; with one recipient there is no doubt.
   const soleRecipient = destination.length === 1 ? (destination[0] ?? null) : null
@@ -50,7 +54,17 @@ export const translate = (
     occurredAt: string,
     extra: Partial<Pick<MailEvent.Fields, "bounce" | "click" | "discriminator">> = {}
   ) =>
-    MailEvent.make({ type, provider: "ses", messageId, recipient, occurredAt, organizationId, raw: record, ...extra })
+    MailEvent.make({
+      type,
+      provider: "ses",
+      messageId,
+      providerMessageId: sesMessageId,
+      recipient,
+      occurredAt,
+      organizationId,
+      raw: record,
+      ...extra
+    })
   const detail = (name: string) => (isRecord(record[name]) ? (record[name] as Record_) : {})
 
   switch (kind) {

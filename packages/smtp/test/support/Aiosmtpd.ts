@@ -47,9 +47,10 @@ const listening = (child: ChildProcess) =>
 
 /** Python's mailbox writes `\n` line ends and appends X-Peer, X-MailFrom and X-RcptTo (the envelope). */
 const readMessage = async (file: string): Promise<Received> => {
-  const raw = await readFile(file)
+  // Maildir keeps `\n` line ends: the bytes as they crossed the wire had CRLF.
+  const raw = Buffer.from((await readFile(file)).toString("latin1").replace(/\r?\n/g, "\r\n"), "latin1")
   const header = (name: string) =>
-    new RegExp(`^${name}: (.*)$`, "mi").exec(raw.subarray(0, raw.indexOf("\n\n")).toString("utf8"))?.[1] ?? ""
+    new RegExp(`^${name}: (.*)$`, "mi").exec(raw.subarray(0, raw.indexOf("\r\n\r\n")).toString("utf8"))?.[1] ?? ""
   return {
     raw,
     mailFrom: header("X-MailFrom"),

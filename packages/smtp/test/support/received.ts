@@ -16,7 +16,9 @@ export interface Received {
   readonly user: string | undefined
 }
 
-export const parseReceived = (received: Received): Promise<ParsedMail> => simpleParser(received.raw)
+// keepCidLinks: the HTML as sent, `cid:` references included (mailparser would inline them as data: URLs).
+export const parseReceived = (received: Received): Promise<ParsedMail> =>
+  simpleParser(received.raw, { keepCidLinks: true })
 
 /** Each value of header `name`, unfolded, as written (mailparser restructures List-* and others). */
 export const headerValues = (parsed: ParsedMail, name: string): ReadonlyArray<string> =>
@@ -53,8 +55,18 @@ export const toReceivedEmail = async (received: Received): Promise<ReceivedEmail
     attachments: parsed.attachments.map((a) => ({
       filename: a.filename ?? "",
       contentType: a.contentType,
-      content: new Uint8Array(a.content)
-    }))
+      content: new Uint8Array(a.content),
+      contentId: a.cid,
+      disposition: a.contentDisposition === "inline" ? ("inline" as const) : ("attachment" as const)
+    })),
+    headers: parsed.headerLines.map((h) => ({
+      name: h.line.slice(0, h.line.indexOf(":")),
+      value: h.line
+        .slice(h.line.indexOf(":") + 1)
+        .replace(/\r?\n[ \t]+/g, " ")
+        .trim()
+    })),
+    rawHeaders: received.raw.toString("latin1").split("\r\n\r\n")[0]
   }
 }
 

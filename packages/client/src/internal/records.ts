@@ -1,0 +1,82 @@
+// The client's reads of message records and its calls on the suppression list: one request each, and
+// the lists as async iterators that fetch the next page only when the loop asks for it.
+import type { Emails, RequestOptions, Suppressions } from "../MailroomClient.js"
+import type { Answer } from "./transport.js"
+import type * as Wire from "./wire.js"
+
+/** One JSON exchange with the server, as the client makes every call. */
+export type Call = <A>(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  options: RequestOptions
+) => Promise<Answer<A>>
+
+/** `?name=value&...` of the fields given, or nothing. */
+const queryOf = (query: object): string => {
+  const params = new URLSearchParams()
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value))
+  const text = params.toString()
+  return text === "" ? "" : `?${text}`
+}
+
+/** Pages from `cursor` (the first when undefined) until one says there is no next. */
+async function* pagesFrom<Q extends { readonly cursor?: string }, P extends { readonly next_cursor: string | null }>(
+  page: (query: Q) => Promise<P>,
+  query: Q
+): AsyncIterableIterator<P> {
+  let cursor = query.cursor
+  for (;;) {
+    const answer = await page(cursor === undefined ? query : { ...query, cursor })
+    yield answer
+    if (answer.next_cursor === null) return
+    cursor = answer.next_cursor
+  }
+}
+
+export interface Dependencies {
+  readonly baseUrl: string
+  readonly call: Call
+  /** The `x-api-key` header, or a TypeError naming the operation when the client has no key. */
+  readonly withApiKey: (what: string) => Record<string, string>
+}
+
+export const make = ({ baseUrl, call, withApiKey }: Dependencies) => {
+  const get = async (url: string, what: string, options: RequestOptions) =>
+    (await call<never>("GET", url, withApiKey(what), undefined, options)).value
+
+  const emailsPage: Emails["listPage"] = (query = {}, options = {}) =>
+    get(`${baseUrl}/emails${queryOf(query)}`, "emails.list", options)
+
+  const suppressionsPage: Suppressions["listPage"] = (query = {}, options = {}) =>
+    get(`${baseUrl}/suppressions${queryOf(query)}`, "suppressions.list", options)
+
+  const emails: Omit<Emails, "send"> = {
+    get: (id, options = {}) => get(`${baseUrl}/emails/${encodeURIComponent(id)}`, "emails.get", options),
+    list: (query = {}, options = {}) => pagesFrom((q) => emailsPage(q, options), query),
+    listPage: emailsPage
+  }
+
+  const suppressions: Suppressions = {
+    add: async (request, options = {}) => {
+      const url = `${baseUrl}/suppressions`
+      const answer = await call<Wire.Suppression>("POST", url, withApiKey("suppressions.add"), request, options)
+      return { ...answer.value, created: answer.status === 201 }
+    },
+    remove: async (email, options = {}) =>
+      (
+        await call<Wire.UnsuppressResponse>(
+          "DELETE",
+          `${baseUrl}/suppressions/${encodeURIComponent(email)}`,
+          withApiKey("suppressions.remove"),
+          undefined,
+          options
+        )
+      ).value,
+    list: (query = {}, options = {}) => pagesFrom((q) => suppressionsPage(q, options), query),
+    listPage: suppressionsPage
+  }
+
+  return { emails, suppressions }
+}

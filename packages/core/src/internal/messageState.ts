@@ -1,0 +1,72 @@
+// How a message's recipients move between states: forward only, whatever order events come in, and
+// the message's status derived from them. Shared by every MessageLog, in memory and on SQL.
+import type * as MailEvent from "../MailEvent.js"
+import type { Outcome, State } from "../MessageLog.js"
+
+/** How far along each state is: a recipient's state only ever moves to a higher rank. */
+const rank: Readonly<Record<State, number>> = {
+  scheduled: 0,
+  sending: 1,
+  unknown: 2,
+  sent: 2,
+  delivery_delayed: 3,
+  delivered: 4,
+  failed: 5,
+  bounced: 5,
+  complained: 6,
+  suppressed: 9,
+  cancelled: 9
+}
+
+/** States no event moves on: the message never left (or the vendor refused it at the door). */
+const untouchable: ReadonlySet<State> = new Set(["scheduled", "suppressed", "cancelled"])
+
+/**
+ * Where a delivery event takes a recipient in `from`; undefined when it leaves it where it is (an
+ * older or lesser event, an open or click, a recipient that was never sent to). An `unknown`
+ * recipient moves too: the vendor's event proves it accepted the message.
+ */
+export const advance = (from: State, event: MailEvent.Type): State | undefined => {
+  const to = eventState[event]
+  if (to === undefined || untouchable.has(from)) return undefined
+  return rank[to] > rank[from] ? to : undefined
+}
+
+const eventState: Readonly<Partial<Record<MailEvent.Type, State>>> = {
+  sent: "sent",
+  deferred: "delivery_delayed",
+  delivered: "delivered",
+  bounced: "bounced",
+  complained: "complained",
+  rejected: "failed",
+  failed: "failed"
+}
+
+/** Where the provider's answer takes a recipient: only one still `sending` moves (an event may have come first). */
+export const settled = (from: State, outcome: Outcome): State | undefined => {
+  if (from !== "sending") return undefined
+  return outcome._tag === "Sent" ? "sent" : outcome._tag === "Failed" ? "failed" : "unknown"
+}
+
+/** Worst first: a message's status is the first of these that any recipient is in. */
+const statusOrder: ReadonlyArray<State> = [
+  "scheduled",
+  "cancelled",
+  "sending",
+  "unknown",
+  "failed",
+  "complained",
+  "bounced",
+  "delivery_delayed",
+  "sent",
+  "delivered"
+]
+
+/**
+ * A message's status from its recipients: the state of the one furthest from a good outcome
+ * (`delivered` only when every recipient is), leaving out suppressed recipients unless all are.
+ */
+export const statusOf = (recipients: ReadonlyArray<{ readonly state: State }>): State => {
+  const present = new Set(recipients.map((r) => r.state))
+  return statusOrder.find((state) => present.has(state)) ?? "suppressed"
+}

@@ -1,0 +1,96 @@
+// What a send writes to the message log: the recipients left once suppressed ones are dropped, the
+// record accepted before the provider is called, and the outcome the provider's answer makes of it.
+import { Exit } from "effect"
+import type { OutboundAttachment } from "../EmailProvider.js"
+import type { NewMessage, Outcome } from "../MessageLog.js"
+import type { ProviderError } from "../ProviderError.js"
+import type { InProcessSendRequest } from "../Wire.js"
+import { normalizeAddress } from "./address.js"
+
+type Request = InProcessSendRequest
+
+export interface Addressed {
+  readonly to: ReadonlyArray<string>
+  readonly cc: ReadonlyArray<string>
+  readonly bcc: ReadonlyArray<string>
+  /** The recipients dropped, as the request gave them, each once. */
+  readonly suppressed: ReadonlyArray<string>
+}
+
+/** The request's recipients without the suppressed ones (`suppressed` holds normalised addresses). */
+export const withoutSuppressed = (request: Request, suppressed: ReadonlySet<string>): Addressed => {
+  const dropped = new Set<string>()
+  const keep = (list: ReadonlyArray<string> | undefined) =>
+    (list ?? []).filter((address) => {
+      if (!suppressed.has(normalizeAddress(address))) return true
+      dropped.add(address)
+      return false
+    })
+  return { to: keep(request.to), cc: keep(request.cc), bcc: keep(request.bcc), suppressed: [...dropped] }
+}
+
+const utf8Length = (s: string | undefined) => (s === undefined ? 0 : Buffer.byteLength(s, "utf8"))
+
+/** The record of a message about to be sent: every recipient of the request, suppressed ones as such. */
+export const newMessage = (options: {
+  readonly id: string
+  readonly organizationId: string
+  readonly createdAt: string
+  readonly request: Request
+  readonly addressed: Addressed
+  readonly attachments: ReadonlyArray<OutboundAttachment>
+  readonly idempotencyKey: string | undefined
+  readonly scheduledAt?: string
+  readonly stored?: string
+}): NewMessage => {
+  const { request, addressed } = options
+  const state = options.scheduledAt === undefined ? ("sending" as const) : ("scheduled" as const)
+  const dropped = new Set(addressed.suppressed)
+  const recipients = (["to", "cc", "bcc"] as const).flatMap((kind) =>
+    (request[kind] ?? []).map((email) => ({ email, kind, state: dropped.has(email) ? ("suppressed" as const) : state }))
+  )
+  return {
+    id: options.id,
+    organizationId: options.organizationId,
+    createdAt: options.createdAt,
+    from: request.from,
+    ...(request.from_name === undefined ? {} : { fromName: request.from_name }),
+    subject: request.subject,
+    recipients,
+    tags: request.tags ?? [],
+    attachments: options.attachments.map((a, i) => {
+      const key = request.attachments?.[i]?.key
+      return {
+        filename: a.filename,
+        content_type: a.contentType,
+        size: a.content.byteLength,
+        ...(key === undefined ? {} : { key }),
+        ...(a.contentId === undefined ? {} : { content_id: a.contentId })
+      }
+    }),
+    htmlBytes: utf8Length(request.body.html),
+    textBytes: utf8Length(request.body.text),
+    ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+    ...(options.scheduledAt === undefined ? {} : { scheduledAt: options.scheduledAt }),
+    ...(options.stored === undefined ? {} : { request: options.stored })
+  }
+}
+
+/**
+ * What the provider's answer makes of the record. Only a failure that certainly sent nothing is
+ * `Failed`; a possible send, an interruption or a defect while the provider was answering is `Unknown`.
+ */
+export const outcomeOf = (
+  provider: string,
+  exit: Exit.Exit<{ readonly messageId: string }, ProviderError>
+): Outcome => {
+  if (Exit.isSuccess(exit)) return { _tag: "Sent", provider, providerMessageId: exit.value.messageId }
+  const error = Exit.findErrorOption(exit)
+  if (error._tag === "None") {
+    return { _tag: "Unknown", provider, reason: "the send was interrupted while the provider was answering" }
+  }
+  const { reason } = error.value
+  return reason._tag === "Unavailable" && reason.possiblySent
+    ? { _tag: "Unknown", provider: error.value.provider, reason: reason.message }
+    : { _tag: "Failed", provider: error.value.provider, reason: reason.message }
+}

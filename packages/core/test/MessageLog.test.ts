@@ -1,0 +1,5 @@
+import { MessageLog, Suppressions } from "@mailroom/core"
+import { MessageLogSuite, SuppressionsSuite } from "@mailroom/core/testing"
+
+MessageLogSuite("memory", { layer: MessageLog.layerMemory() })
+SuppressionsSuite("memory", { layer: Suppressions.layerMemory() })

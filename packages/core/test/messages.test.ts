@@ -1,0 +1,384 @@
+// The send path and the event pipeline with a message log: what a record says after a send, after a
+// failure and after events; suppressions dropping recipients; tags, headers and inline parts.
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import {
+  Attachments,
+  EmailProvider,
+  MailEvent,
+  MailEvents,
+  Mailer,
+  Mailroom,
+  MailroomError,
+  MessageLog,
+  ObjectStore,
+  Organizations,
+  ProviderError,
+  Suppressions
+} from "../src/index.js"
+import { acme, globex, makeWorld, organizations } from "./fixtures.js"
+
+const request = (overrides: Record<string, unknown> = {}) => ({
+  from: "billing@acme.example",
+  to: ["alice@example.com", "Bob@Example.com"],
+  cc: ["carol@example.net"],
+  subject: "Your invoice",
+  body: { text: "See attached.", html: "<p>See attached.</p>" },
+  ...overrides
+})
+
+const send = (body: Record<string, unknown> = request(), principal = acme, options?: Mailer.SendOptions) =>
+  Effect.flatMap(Mailer.Mailer, (mailer) => mailer.send(principal, body as never, options))
+
+const now = new Date().toISOString()
+
+describe("the message log on the send path", () => {
+  it.effect("a send is a record: mailroom's id, every recipient sent, the provider's id kept", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const { response } = yield* send(request({ tags: [{ name: "kind", value: "invoice" }] }), acme, {
+        idempotencyKey: "k-1"
+      })
+      const provider = world.provider as EmailProvider.MemoryEmailProvider
+      const sent = provider.sent[0]
+      assert.strictEqual(sent?.email.metadata?.[MailEvent.messageKey], response.message_id)
+      assert.strictEqual(sent?.email.metadata?.[MailEvent.organizationKey], acme.orgId)
+      const record = yield* world.log.find(acme.orgId, response.message_id)
+      assert.strictEqual(record?.status, "sent")
+      assert.deepStrictEqual(
+        record?.recipients.map((r) => [r.email, r.kind, r.state]),
+        [
+          ["alice@example.com", "to", "sent"],
+          ["Bob@Example.com", "to", "sent"],
+          ["carol@example.net", "cc", "sent"]
+        ]
+      )
+      assert.strictEqual(record?.provider, "memory")
+      assert.strictEqual(record?.provider_message_id, sent?.messageId)
+      assert.strictEqual(record?.idempotency_key, "k-1")
+      assert.deepStrictEqual(record?.tags, [{ name: "kind", value: "invoice" }])
+      assert.strictEqual(record?.html_bytes, "<p>See attached.</p>".length)
+      assert.isUndefined(yield* world.log.find(globex.orgId, response.message_id), "another organisation's id is none")
+      // A replay under the same key records nothing new.
+      yield* send(request({ tags: [{ name: "kind", value: "invoice" }] }), acme, { idempotencyKey: "k-1" })
+      assert.strictEqual((yield* world.log.list(acme.orgId, { limit: 10 })).data.length, 1)
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("a refusal is recorded failed, a possible send unknown, both with the provider's reason", () => {
+    let answer: ProviderError.Reason = new ProviderError.RecipientNotVerified({
+      message: "sandbox: alice is not verified",
+      recipients: ["alice@example.com"]
+    })
+    const provider: EmailProvider.EmailProvider = {
+      name: "refusing",
+      limits: EmailProvider.memoryLimits,
+      send: () => Effect.fail(new ProviderError.ProviderError({ provider: "refusing", reason: answer }))
+    }
+    const world = makeWorld({ provider })
+    return Effect.gen(function* () {
+      yield* Effect.flip(send())
+      answer = new ProviderError.Unavailable({ message: "the connection was reset", possiblySent: true })
+      yield* Effect.flip(send())
+      const records = (yield* world.log.list(acme.orgId, { limit: 10 })).data
+      assert.deepStrictEqual(
+        records.map((r) => [r.status, r.reason]),
+        [
+          ["unknown", "the connection was reset"],
+          ["failed", "sandbox: alice is not verified"]
+        ]
+      )
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("a request refused before sending (400, 422) leaves no record", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      yield* Effect.flip(send(request({ to: [] })))
+      yield* Effect.flip(send(request({ from: "x@not-verified.example" })))
+      assert.deepStrictEqual((yield* world.log.list(acme.orgId, { limit: 10 })).data, [])
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("a log that cannot take the record refuses the send as Unavailable, and nothing is sent", () => {
+    const log: MessageLog.MessageLog = {
+      ...MessageLog.makeMemory(),
+      accept: () => Effect.fail(new MailroomError.Unavailable({ message: "the message log cannot be reached" }))
+    }
+    const world = makeWorld({ log })
+    return Effect.gen(function* () {
+      const error = yield* Effect.flip(send())
+      assert.strictEqual(error._tag, "Unavailable")
+      assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
+describe("suppressions on the send path", () => {
+  it.effect("a suppressed recipient is dropped, recorded suppressed and named in the answer", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      yield* world.suppressions.add(acme.orgId, [{ email: "bob@example.COM", reason: "manual" }], now)
+      yield* world.suppressions.add(acme.orgId, [{ email: "Bob@example.com", reason: "bounced" }], now)
+      yield* world.suppressions.add(globex.orgId, [{ email: "alice@example.com", reason: "manual" }], now)
+      const { response } = yield* send()
+      assert.deepStrictEqual(response.suppressed, ["Bob@Example.com"])
+      const sent = (world.provider as EmailProvider.MemoryEmailProvider).sent[0]?.email
+      assert.deepStrictEqual(sent?.to, ["alice@example.com"], "local parts keep case: bob@ is another address")
+      assert.deepStrictEqual(sent?.cc, ["carol@example.net"])
+      const record = yield* world.log.find(acme.orgId, response.message_id)
+      assert.deepStrictEqual(
+        record?.recipients.map((r) => r.state),
+        ["sent", "suppressed", "sent"]
+      )
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("when every recipient is suppressed the send is a RecipientSuppressed naming them, nothing sent", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      yield* world.suppressions.add(
+        acme.orgId,
+        ["alice@example.com", "Bob@example.com", "carol@EXAMPLE.net"].map((email) => ({
+          email,
+          reason: "manual" as const
+        })),
+        now
+      )
+      const error = yield* Effect.flip(send())
+      assert.strictEqual(error._tag, "ProviderError")
+      if (error._tag !== "ProviderError") return
+      assert.strictEqual(error.reason._tag, "RecipientSuppressed")
+      assert.include(error.reason.message, "carol@example.net")
+      assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+      assert.deepStrictEqual((yield* world.log.list(acme.orgId, { limit: 10 })).data, [])
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("a suppression list that cannot be read refuses the send as Unavailable", () => {
+    const suppressions: Suppressions.Suppressions = {
+      ...Suppressions.makeMemory(),
+      check: () => Effect.fail(new MailroomError.Unavailable({ message: "down" }))
+    }
+    const world = makeWorld({ suppressions })
+    return Effect.gen(function* () {
+      assert.strictEqual((yield* Effect.flip(send()))._tag, "Unavailable")
+      assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
+describe("tags, headers, unsubscribe and inline parts", () => {
+  it.effect("reach the provider as custom headers, tags and an inline part", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      const { key, url } = yield* attachments.presign(acme, { filename: "logo.png", content_type: "image/png" })
+      yield* Effect.promise(() =>
+        world.store.fetch(url, { method: "PUT", headers: { "content-type": "image/png" }, body: "PNG" })
+      )
+      yield* send(
+        request({
+          body: { html: '<img src="cid:logo@acme">' },
+          attachments: [{ filename: "logo.png", key, content_id: "logo@acme" }],
+          tags: [{ name: "campaign", value: "spring-2026" }],
+          headers: { "X-Campaign": "spring", "In-Reply-To": "<a@b.example>" },
+          unsubscribe: { url: "https://acme.example/unsubscribe?u=1", mailto: "unsub@acme.example" }
+        })
+      )
+      const email = (world.provider as EmailProvider.MemoryEmailProvider).sent[0]?.email
+      assert.deepStrictEqual(email?.headers, [
+        { name: "X-Campaign", value: "spring" },
+        { name: "In-Reply-To", value: "<a@b.example>" },
+        { name: "List-Unsubscribe", value: "<https://acme.example/unsubscribe?u=1>, <mailto:unsub@acme.example>" },
+        { name: "List-Unsubscribe-Post", value: "List-Unsubscribe=One-Click" }
+      ])
+      assert.deepStrictEqual(email?.tags, [{ name: "campaign", value: "spring-2026" }])
+      assert.strictEqual(email?.attachments[0]?.contentId, "logo@acme")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("each broken rule is a 400 naming its field", () => {
+    const world = makeWorld()
+    const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+      [{ tags: [{ name: "a b", value: "x" }] }, "tags[0].name: must be 1 to 256 ASCII letters, digits, _ or -"],
+      [
+        { tags: Array.from({ length: 11 }, (_, i) => ({ name: `t${i}`, value: "v" })) },
+        "tags: must contain at most 10 tags"
+      ],
+      [
+        {
+          tags: [
+            { name: "a", value: "1" },
+            { name: "a", value: "2" }
+          ]
+        },
+        "tags: must not name a tag twice"
+      ],
+      [
+        { headers: { Subject: "x" } },
+        "headers.Subject: is a header mailroom writes itself; use the request's own field"
+      ],
+      [{ headers: { "content-type": "x" } }, "headers.content-type: is a header mailroom writes itself"],
+      [{ headers: { "X-Ok": "a\r\nBcc: evil@example.com" } }, "headers.X-Ok: must not contain line breaks"],
+      [{ headers: { "Bad:Name": "x" } }, "must be a header name of 1 to 76 visible ASCII characters, no colon"],
+      [{ unsubscribe: { url: "http://acme.example/u" } }, "unsubscribe.url: must be an https URL"],
+      [
+        { unsubscribe: { url: "https://acme.example/u" }, headers: { "List-Unsubscribe": "<mailto:x@y.example>" } },
+        "headers.List-Unsubscribe: is written from unsubscribe; give one or the other"
+      ],
+      [{ body: { html: '<img src="cid:missing">' } }, "body.html: references cid:missing, which no attachment has"],
+      [
+        { tags: [{ name: "mailroom-org", value: "org_globex" }] },
+        "tags[0].name: mailroom-org is reserved for mailroom"
+      ],
+      [{ headers: { "Return-Path": "x@evil.example" } }, "headers.Return-Path: is a header mailroom writes itself"]
+    ]
+    return Effect.gen(function* () {
+      for (const [fields, expected] of cases) {
+        const error = yield* Effect.flip(send(request(fields)))
+        assert.strictEqual(error._tag, "ValidationError", JSON.stringify(fields))
+        if (error._tag !== "ValidationError") continue
+        assert.isTrue(
+          error.errors.some((e) => e.includes(expected)),
+          `${JSON.stringify(fields)}: ${JSON.stringify(error.errors)} names ${expected}`
+        )
+      }
+      assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
+describe("the provider's declared limits on headers and tags", () => {
+  it.effect("more headers or tags than the provider takes, or a header it writes, is a 400 before any call", () => {
+    const memory = EmailProvider.makeMemory({
+      limits: { ...EmailProvider.memoryLimits, maxCustomHeaders: 3, maxTags: 1, forbiddenHeaders: ["Importance"] }
+    })
+    const world = makeWorld({ provider: memory })
+    return Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        send(
+          request({
+            headers: { "X-A": "1", Importance: "high" },
+            unsubscribe: { url: "https://acme.example/u" },
+            tags: [
+              { name: "a", value: "1" },
+              { name: "b", value: "2" }
+            ]
+          })
+        )
+      )
+      assert.strictEqual(error._tag, "ValidationError")
+      if (error._tag !== "ValidationError") return
+      assert.deepStrictEqual(error.errors, [
+        "headers: the message has 4 custom headers (unsubscribe writes 2); the provider accepts at most 3",
+        "headers.Importance: is not accepted by the provider",
+        "tags: the message has 2 tags; the provider accepts at most 1"
+      ])
+      assert.strictEqual(memory.sent.length, 0)
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
+describe("events on the record", () => {
+  const mailroom = Mailroom.layer({
+    provider: EmailProvider.layerMemory(),
+    store: ObjectStore.layerMemory(),
+    organizations: Layer.succeed(Organizations.Organizations, organizations)
+  })
+  const publish = (events: ReadonlyArray<MailEvent.Unrouted>) =>
+    Effect.flatMap(MailEvents.MailEvents, (e) => e.publish(events))
+  const eventOf = (messageId: string, type: MailEvent.Type, recipient: string, extra: Partial<MailEvent.Fields> = {}) =>
+    MailEvent.make({
+      type,
+      provider: "memory",
+      messageId,
+      recipient,
+      occurredAt: new Date(Date.now() + 1000).toISOString(),
+      organizationId: acme.orgId,
+      raw: {},
+      ...extra
+    })
+
+  it.effect(
+    "the provider's delivered events move the record; a hard bounce and a complaint suppress their recipient only",
+    () =>
+      Effect.gen(function* () {
+        const log = yield* MessageLog.MessageLog
+        const suppressions = yield* Suppressions.Suppressions
+        const { response } = yield* send(request({ tags: [{ name: "kind", value: "invoice" }] }))
+        assert.strictEqual((yield* log.find(acme.orgId, response.message_id))?.status, "delivered")
+        const published = yield* publish([
+          eventOf(response.message_id, "bounced", "alice@example.com", {
+            bounce: { kind: "hard", diagnostic: "5.1.1" }
+          }),
+          eventOf(response.message_id, "bounced", "Bob@Example.com", { bounce: { kind: "soft" } }),
+          eventOf(response.message_id, "complained", "carol@example.net")
+        ])
+        assert.deepStrictEqual(
+          published.map((e) => e.tags),
+          [
+            [{ name: "kind", value: "invoice" }],
+            [{ name: "kind", value: "invoice" }],
+            [{ name: "kind", value: "invoice" }]
+          ],
+          "events carry the message's tags"
+        )
+        const record = yield* log.find(acme.orgId, response.message_id)
+        assert.deepStrictEqual(
+          record?.recipients.map((r) => r.state),
+          ["bounced", "bounced", "complained"]
+        )
+        const suppressed = yield* suppressions.list(acme.orgId, { limit: 10 })
+        assert.deepStrictEqual(suppressed.data.map((s) => [s.email, s.reason, s.message_id]).sort(), [
+          ["alice@example.com", "bounced", response.message_id],
+          ["carol@example.net", "complained", response.message_id]
+        ])
+        assert.deepStrictEqual((yield* suppressions.list(globex.orgId, { limit: 10 })).data, [])
+        // The next send to them drops them.
+        const next = yield* send()
+        assert.deepStrictEqual(next.response.suppressed, ["alice@example.com", "carol@example.net"])
+      }).pipe(Effect.provide(mailroom))
+  )
+
+  it.effect("an event that names the message only by the provider's id finds its record through the log", () =>
+    Effect.gen(function* () {
+      const log = yield* MessageLog.MessageLog
+      const { response } = yield* send()
+      const record = yield* log.find(acme.orgId, response.message_id)
+      const providerId = record?.provider_message_id ?? ""
+      yield* log.settle(response.message_id, {
+        _tag: "Sent",
+        provider: "memory",
+        providerMessageId: `vendor-${providerId}`
+      })
+      const [event] = yield* publish([
+        eventOf(`vendor-${providerId}`, "complained", "alice@example.com", { organizationId: undefined })
+      ])
+      assert.strictEqual(event?.message_id, response.message_id)
+      assert.strictEqual(event?.provider_message_id, `vendor-${providerId}`)
+      assert.strictEqual(event?.organization_id, acme.orgId)
+    }).pipe(Effect.provide(mailroom))
+  )
+
+  it.effect("a log that cannot record the events fails the publish, so the provider delivers them again", () => {
+    const log: MessageLog.MessageLog = {
+      ...MessageLog.makeMemory(),
+      apply: () => Effect.fail(new MailroomError.Unavailable({ message: "down" }))
+    }
+    const events = MailEvents.layer().pipe(
+      Layer.provide(
+        Layer.mergeAll(
+          Layer.succeed(Organizations.Organizations, organizations),
+          Layer.succeed(MessageLog.MessageLog, log),
+          Suppressions.layerMemory()
+        )
+      )
+    )
+    return Effect.gen(function* () {
+      const error = yield* Effect.flip(publish([eventOf(MessageLog.makeId(), "delivered", "a@example.com")]))
+      assert.strictEqual(error._tag, "MailEventsError")
+      assert.isTrue(error.isRetryable)
+    }).pipe(Effect.provide(events))
+  })
+})
