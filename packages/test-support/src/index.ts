@@ -1,8 +1,8 @@
-export { freePort } from "./ports.js"
+export { freePort } from "./ports.ts"
 export {
   type Cluster as PostgresCluster,
   scoped as scopedPostgresCluster,
   startCluster as startPostgresCluster
-} from "./postgres.js"
-export { type RedisServer, startRedisServer } from "./redis.js"
-export { scopedTempDir, type TempDir, tempDir } from "./tempDir.js"
+} from "./postgres.ts"
+export { type RedisServer, startRedisServer } from "./redis.ts"
+export { scopedTempDir, type TempDir, tempDir } from "./tempDir.ts"
