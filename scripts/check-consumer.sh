@@ -8,6 +8,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 names=()
 for dir in packages/*/; do
+  # A private package (test-support) is never published.
+  [ "$(node -p "require('./${dir}package.json').private === true")" = true ] && continue
   (cd "$dir" && pnpm pack --pack-destination "$work/packs" >/dev/null)
   names+=("@mailroom/$(basename "$dir")")
 done
@@ -28,10 +30,20 @@ npm install --no-audit --no-fund --loglevel=error ./packs/*.tgz effect@^4.1.0 @t
   echo 'console.log(`imported ${modules.length} entry points from the published tarballs`)'
 } > check.ts
 node check.ts
+# @mailroom/sqlite reaches node:sqlite only at run time: open a database from the tarball and query it.
+cat > sqlite.ts <<'TS'
+import { SqliteClient } from "@mailroom/sqlite"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+const query = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ version: string }>`SELECT sqlite_version() AS version`)
+const [row] = await Effect.runPromise(query.pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" }))))
+console.log(`@mailroom/sqlite ran a query on SQLite ${row?.version}`)
+TS
+node sqlite.ts
 cat > tsconfig.json <<'JSON'
 { "compilerOptions": { "module": "NodeNext", "moduleResolution": "NodeNext", "strict": true,
   "exactOptionalPropertyTypes": true, "noEmit": true, "skipLibCheck": true, "types": ["node"],
-  "allowImportingTsExtensions": true, "lib": ["ES2023", "DOM"] }, "files": ["check.ts"] }
+  "allowImportingTsExtensions": true, "lib": ["ES2023", "DOM"] }, "files": ["check.ts", "sqlite.ts"] }
 JSON
 "$mailroom_root/node_modules/.bin/tsc" -p tsconfig.json
 echo "and their type declarations check"
