@@ -12,7 +12,8 @@ import { describe, toUnavailable } from "./errors.js"
 export interface Options {
   /**
    * How long one operation may take, waiting for a connection included, before it fails with
-   * `Unavailable`. Default 5 seconds. A write that went out may still complete after that.
+   * `Unavailable`. Default 5 seconds. The operation is then interrupted, and a transaction rolls
+   * back; only one whose commit was already sent to a server that stopped answering may complete.
    */
   readonly timeout?: Duration.Input | undefined
 }
@@ -72,21 +73,21 @@ export const open = (
         return yield* Effect.fail(toUnavailable(operation, cause))
       })
 
-    const run = <A, E>(operation: string, effect: Effect.Effect<A, E | SqlError.SqlError>) =>
-      // In a fiber of its own, abandoned at the deadline: interrupting a query waits for the server to
-      // answer, and a server that stalls never does.
+    const late = (operation: string) =>
+      unavailable(operation, new Error(`no answer within ${Duration.format(timeout)}`))
+    // In a fiber of its own, left to finish at the deadline: interrupting a query waits for the server
+    // to answer, and a server that stalls never does. Interrupted before it commits, a transaction
+    // rolls back whenever it gets to.
+    const deadline = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
       Effect.flatMap(Effect.forkDetach(effect), (fiber) =>
-        Fiber.join(fiber).pipe(
-          Effect.timeoutOrElse({
-            duration: timeout,
-            orElse: () =>
-              Effect.andThen(
-                Effect.forkDetach(Fiber.interrupt(fiber)),
-                unavailable(operation, new Error(`no answer within ${Duration.format(timeout)}`))
-              )
-          }),
-          Effect.catchIf(SqlError.isSqlError, (error) => unavailable(operation, error))
-        )
+        Effect.timeoutOrElse(Fiber.join(fiber), {
+          duration: timeout,
+          orElse: () => Effect.andThen(Effect.forkDetach(Fiber.interrupt(fiber)), late(operation))
+        })
+      )
+    const run = <A, E>(operation: string, effect: Effect.Effect<A, E | SqlError.SqlError>) =>
+      deadline(operation, effect).pipe(
+        Effect.catchIf(SqlError.isSqlError, (error) => unavailable(operation, error))
       ) as Effect.Effect<A, Exclude<E, SqlError.SqlError> | MailroomError.Unavailable>
 
     const transaction: Database["transaction"] = sql.onDialectOrElse({
