@@ -9,7 +9,7 @@ import { MailroomError, MessageLog, Suppressions } from "@mailroom/core"
 import { MessageLogSuite, newMessage, SuppressionsSuite } from "@mailroom/core/testing"
 import { SqliteClient } from "@mailroom/sqlite"
 import { tempDir } from "@mailroom/test-support"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, Layer, String as Str } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll } from "vitest"
 import { SqlMessageLog, SqlMigrations, SqlSuppressions } from "../src/index.js"
@@ -86,6 +86,25 @@ describe("SqlMessageLog on SQLite, as one machine runs it", () => {
         assert.strictEqual((yield* again.log.find(message.organizationId, message.id))?.status, "sending")
       }).pipe(Effect.scoped),
     20_000
+  )
+
+  it.live("a client renaming columns for the application's own queries (camelCase) leaves the log's alone", () =>
+    Effect.gen(function* () {
+      const filename = join(dir.path, `camel-${randomUUID()}.db`)
+      const { log } = yield* instance(filename, {
+        transformQueryNames: Str.camelToSnake,
+        transformResultNames: Str.snakeToCamel
+      })
+      const message = newMessage(`org_${randomUUID()}`)
+      yield* log.accept(message)
+      const found = yield* log.find(message.organizationId, message.id)
+      assert.strictEqual(found?.organization_id, message.organizationId)
+      assert.strictEqual(found?.recipients[0]?.updated_at, message.createdAt)
+      assert.deepStrictEqual(
+        (yield* log.list(message.organizationId, { limit: 10 })).data.map((r) => r.id),
+        [message.id]
+      )
+    }).pipe(Effect.scoped)
   )
 
   it.live(
