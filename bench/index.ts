@@ -6,6 +6,7 @@ import * as core from "./core.ts"
 import * as gcs from "./gcs.ts"
 import * as hostile from "./hostile.ts"
 import * as http from "./http.ts"
+import * as messages from "./messages.ts"
 import * as outbox from "./outbox.ts"
 import * as presign from "./presign.ts"
 import * as s3 from "./s3.ts"
@@ -38,6 +39,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "outbox",
     "Outbox: OutboxEmailProvider.send vs one fsync'd .eml, and the former outbox's writes (5 interleaved rounds of 100)",
     outbox
+  ],
+  [
+    "messages",
+    "GET /emails at scale: MessageLog.list({ limit: 100 }) of @mailroom/sql over 1,000,000 records vs 1,000, PostgreSQL and SQLite (7 interleaved rounds of 30)",
+    messages
   ],
   [
     "coldstart",

@@ -40,10 +40,30 @@ const [row] = await Effect.runPromise(query.pipe(Effect.provide(SqliteClient.lay
 console.log(`@mailroom/sqlite ran a query on SQLite ${row?.version}`)
 TS
 node sqlite.ts
+# @mailroom/sql migrates and writes through the published client: a record in and back out.
+cat > sql.ts <<'TS'
+import { MessageLog } from "@mailroom/core"
+import { SqlMessageLog } from "@mailroom/sql"
+import { SqliteClient } from "@mailroom/sqlite"
+import { Effect, Layer } from "effect"
+const id = MessageLog.makeId()
+const program = Effect.gen(function* () {
+  const log = yield* MessageLog.MessageLog
+  yield* log.accept({ id, organizationId: "org_acme", createdAt: new Date().toISOString(), from: "a@acme.example",
+    subject: "hi", recipients: [{ email: "b@example.com", kind: "to", state: "sending" }], tags: [], attachments: [],
+    htmlBytes: 0, textBytes: 2 })
+  return yield* log.find("org_acme", id)
+})
+const layer = SqlMessageLog.layer().pipe(Layer.provide(SqliteClient.layer({ filename: ":memory:" })))
+const record = await Effect.runPromise(program.pipe(Effect.provide(layer)))
+if (record?.status !== "sending") throw new Error("@mailroom/sql did not read back its record")
+console.log("@mailroom/sql wrote a record on SQLite and read it back")
+TS
+node sql.ts
 cat > tsconfig.json <<'JSON'
 { "compilerOptions": { "module": "NodeNext", "moduleResolution": "NodeNext", "strict": true,
   "exactOptionalPropertyTypes": true, "noEmit": true, "skipLibCheck": true, "types": ["node"],
-  "allowImportingTsExtensions": true, "lib": ["ES2023", "DOM"] }, "files": ["check.ts", "sqlite.ts"] }
+  "allowImportingTsExtensions": true, "lib": ["ES2023", "DOM"] }, "files": ["check.ts", "sqlite.ts", "sql.ts"] }
 JSON
 "$mailroom_root/node_modules/.bin/tsc" -p tsconfig.json
 echo "and their type declarations check"

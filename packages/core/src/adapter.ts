@@ -7,12 +7,26 @@ import { matcher } from "./internal/secret.js"
 
 export { filenameOf } from "./internal/attachmentKey.js"
 export {
+  /** The sort key a cursor names (undefined for none), or a `ValidationError` naming `cursor`. */
+  decode as decodeCursor,
+  /** The opaque cursor after a row whose sort key is `key`, as every keyset list of core answers it. */
+  encode as encodeCursor
+} from "./internal/cursor.js"
+export {
   attachmentExtension,
   attachmentExtensions,
   contentDisposition,
   encodedWords,
   headerText
 } from "./internal/headers.js"
+export {
+  /** The recipients after a delivery event, or undefined when none moves: every `MessageLog` applies events so. */
+  afterEvent,
+  /** What a bounce or a refusal said, kept on the recipient it moved. */
+  detailOf,
+  /** The event as a message's history keeps it: without the vendor's raw record. */
+  timelineOf
+} from "./internal/memoryMessageLog.js"
 export { publishAccepted } from "./internal/publish.js"
 export { admit } from "./internal/read.js"
 export { constantTimeEqual, hashedProblem as hashedSecretProblem } from "./internal/secret.js"

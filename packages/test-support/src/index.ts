@@ -1,9 +1,9 @@
-export { freePort } from "./ports.js"
+export { freePort } from "./ports.ts"
 export {
   type Cluster as PostgresCluster,
   scoped as scopedPostgresCluster,
   startCluster as startPostgresCluster
-} from "./postgres.js"
-export { type RedisServer, startRedisServer } from "./redis.js"
-export { scopedTempDir, type TempDir, tempDir } from "./tempDir.js"
-export { type SelfSignedCertificate, selfSignedCertificate } from "./tls.js"
+} from "./postgres.ts"
+export { type RedisServer, startRedisServer } from "./redis.ts"
+export { scopedTempDir, type TempDir, tempDir } from "./tempDir.ts"
+export { type SelfSignedCertificate, selfSignedCertificate } from "./tls.ts"

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect, type Scope } from "effect"
-import { freePort } from "./ports.js"
+import { freePort } from "./ports.ts"
 
 const run = promisify(execFile)
 

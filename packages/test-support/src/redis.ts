@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { createConnection } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { freePort } from "./ports.js"
+import { freePort } from "./ports.ts"
 
 export interface RedisServer {
   readonly port: number

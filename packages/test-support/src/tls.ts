@@ -4,7 +4,7 @@ import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { tempDir } from "./tempDir.js"
+import { tempDir } from "./tempDir.ts"
 
 export interface SelfSignedCertificate {
   /** PEM. */

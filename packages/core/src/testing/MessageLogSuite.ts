@@ -371,6 +371,25 @@ const listCases = (
     })
   )
 
+  it.effect("a message naming one address twice (to and cc) is listed once under that address", () =>
+    Effect.gen(function* () {
+      const org = fresh()
+      const twice = newMessage(org, {
+        recipients: [
+          { email: "alice@example.com", kind: "to", state: "sending" },
+          { email: "alice@EXAMPLE.com", kind: "cc", state: "sending" }
+        ]
+      })
+      yield* accept(twice)
+      const page = yield* list(org, { limit: 1, to: "alice@example.com" })
+      assert.deepStrictEqual(
+        page.data.map((r) => r.id),
+        [twice.id]
+      )
+      assert.isNull(page.next_cursor, "no second page holding it again")
+    })
+  )
+
   it.effect("a cursor no list answered is refused naming cursor", () =>
     Effect.gen(function* () {
       for (const cursor of ["", "not a cursor", "eyJhIjoxfQ", "W10", "W1sxXV0", "x".repeat(5000)]) {

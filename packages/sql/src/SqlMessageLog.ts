@@ -1,0 +1,91 @@
+// core's MessageLog on SQL (SQLite or PostgreSQL, one schema, through Effect's SqlClient): every state
+// change a locked read-modify-write applying core's own rules, so this log and the memory one agree.
+import { type MailroomError, MessageLog } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
+import { Config, Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
+import * as Changes from "./internal/changes.js"
+import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
+import { afterOf, keyOf, pageQuery } from "./internal/list.js"
+import { columns, eventsOf, type MessageRow, recordsOf } from "./internal/records.js"
+
+export interface Options extends DatabaseOptions {}
+
+/** The record with its history, if `organizationId` has it. */
+const find = ({ sql, run }: Database, organizationId: string, id: string) =>
+  run(
+    "reading the message",
+    Effect.gen(function* () {
+      const rows = yield* sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m
+        WHERE m.id = ${id} AND m.organization_id = ${organizationId}`
+      const [record] = yield* recordsOf(sql, rows)
+      if (record === undefined) return undefined
+      return { ...record, events: yield* eventsOf(sql, id) }
+    })
+  )
+
+/** A page, newest first, and the cursor after it. */
+const list = ({ sql, run }: Database, organizationId: string, query: MessageLog.ListQuery) =>
+  Effect.flatMap(Adapter.decodeCursor(query.cursor, 2), (key) =>
+    run(
+      "listing messages",
+      Effect.gen(function* () {
+        const rows = yield* pageQuery(sql, organizationId, query, afterOf(key))
+        const page = rows.slice(0, query.limit)
+        const last = page[page.length - 1]
+        return {
+          data: yield* recordsOf(sql, page),
+          next_cursor: rows.length > query.limit && last !== undefined ? Adapter.encodeCursor(keyOf(last)) : null
+        }
+      })
+    )
+  )
+
+/** The message a provider knows by its own id. */
+const resolve = ({ sql, run }: Database, provider: string, providerMessageId: string) =>
+  run(
+    "finding the message of an event",
+    Effect.map(
+      sql<{ readonly id: string; readonly organization_id: string }>`SELECT id, organization_id
+        FROM mailroom_messages WHERE provider_message_id = ${providerMessageId} AND provider = ${provider}
+        LIMIT 1`,
+      (rows) => (rows[0] === undefined ? undefined : { id: rows[0].id, organizationId: rows[0].organization_id })
+    )
+  )
+
+const build = (db: Database): MessageLog.MessageLog =>
+  MessageLog.MessageLog.of({
+    accept: (message) => Changes.accept(db, message),
+    settle: (id, outcome) => Changes.settle(db, id, outcome),
+    apply: (event) => Changes.apply(db, event),
+    find: (organizationId, id) => find(db, organizationId, id),
+    list: (organizationId, query) => list(db, organizationId, query),
+    resolve: (provider, providerMessageId) => resolve(db, provider, providerMessageId),
+    claim: (id, at) => Changes.claim(db, id, at),
+    cancel: (organizationId, id) => Changes.cancel(db, organizationId, id),
+    reschedule: (organizationId, id, scheduledAt) => Changes.reschedule(db, organizationId, id, scheduledAt),
+    purge: (before) => Changes.purge(db, before)
+  })
+
+/**
+ * The log on the `SqlClient` in context (`@effect/sql-pg`'s `PgClient`, `@mailroom/sqlite`'s
+ * `SqliteClient`), its tables created or brought up to date first (`SqlMigrations`). Fails with a
+ * `ConfigError` naming `timeout` when it is not a duration above zero (checked before the database is
+ * touched), or `Unavailable` when the schema cannot be brought up to date.
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<MessageLog.MessageLog, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient> =>
+  Effect.map(open(options), build)
+
+/** Provides core's `MessageLog` on the `SqlClient` your application provides. */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<MessageLog.MessageLog, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient> =>
+  Layer.effect(MessageLog.MessageLog, make(options))
+
+/** As `layer`, with the options read from `Config`, e.g. `layerConfig({ timeout: Config.Duration("DB_TIMEOUT") })`. */
+export const layerConfig = (
+  config: Config.Wrap<Options>
+): Layer.Layer<MessageLog.MessageLog, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient> =>
+  Layer.effect(MessageLog.MessageLog, Effect.flatMap(Config.unwrap(config), make))

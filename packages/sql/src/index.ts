@@ -1,0 +1,3 @@
+export * as SqlMessageLog from "./SqlMessageLog.js"
+export * as SqlMigrations from "./SqlMigrations.js"
+export * as SqlSuppressions from "./SqlSuppressions.js"

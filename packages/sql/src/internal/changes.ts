@@ -1,0 +1,237 @@
+// The message log's writes: each one transaction that locks the message row, reads it, applies
+// core's rules (advance, settled, statusOf, afterEvent) and writes the rows that moved.
+import { type MailEvent, type MailroomError, MessageLog, Suppressions } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
+import { Effect } from "effect"
+import type { SqlError } from "effect/sql"
+import { type Database, now } from "./database.js"
+import {
+  columns,
+  eventRow,
+  isLatest,
+  type MessageRow,
+  recipientsOf,
+  recordOf,
+  tagsOf,
+  writeRecipients
+} from "./records.js"
+
+/** Old records are deleted this many at a time, each batch its own short transaction. */
+const purgeBatch = 500
+
+/** The message's row, locked until the transaction ends (PostgreSQL; SQLite's whole database is). */
+const lock = ({ sql, forUpdate }: Database, id: string) =>
+  Effect.map(
+    sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m WHERE m.id = ${id}${forUpdate}`,
+    (rows) => rows[0]
+  )
+
+/** Records a message about to be sent or scheduled: its row, its recipients', its tags'. */
+export const accept = ({ sql, transaction, run }: Database, message: MessageLog.NewMessage) =>
+  run(
+    "recording the message",
+    transaction(
+      Effect.gen(function* () {
+        const recipients = message.recipients.map((r) => ({ state: r.state }))
+        const common = { organization_id: message.organizationId, created_at: message.createdAt }
+        yield* sql`INSERT INTO mailroom_messages ${sql.insert({
+          id: message.id,
+          ...common,
+          status: MessageLog.statusOf(recipients),
+          from_address: message.from,
+          from_name: message.fromName ?? null,
+          subject: message.subject,
+          attachments: JSON.stringify(message.attachments),
+          html_bytes: message.htmlBytes,
+          text_bytes: message.textBytes,
+          idempotency_key: message.idempotencyKey ?? null,
+          scheduled_at: message.scheduledAt ?? null,
+          request: message.request ?? null
+        })}`
+        const [first, ...rest] = message.recipients.map((r, position) => ({
+          message_id: message.id,
+          position,
+          ...common,
+          email: r.email,
+          address: Suppressions.normalize(r.email),
+          kind: r.kind,
+          state: r.state,
+          updated_at: message.createdAt
+        }))
+        if (first !== undefined) yield* sql`INSERT INTO mailroom_message_recipients ${sql.insert([first, ...rest])}`
+        const [firstTag, ...restTags] = message.tags.map((tag, position) => ({
+          message_id: message.id,
+          position,
+          ...common,
+          name: tag.name,
+          value: tag.value
+        }))
+        if (firstTag !== undefined) yield* sql`INSERT INTO mailroom_message_tags ${sql.insert([firstTag, ...restTags])}`
+      })
+    )
+  )
+
+/** The provider's answer: recipients still `sending` move, the provider's id is kept, the request dropped. */
+export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) => {
+  const { sql, transaction, run } = db
+  return run(
+    "recording the provider's answer",
+    Effect.flatMap(now, (at) =>
+      transaction(
+        Effect.gen(function* () {
+          if ((yield* lock(db, id)) === undefined) return
+          const before = yield* recipientsOf(sql, id)
+          const after = before.map((r) => {
+            const to = MessageLog.settled(r.state, outcome)
+            return to === undefined ? r : { ...r, state: to, updated_at: at }
+          })
+          yield* writeRecipients(sql, id, before, after)
+          const sent = outcome._tag === "Sent"
+          yield* sql`UPDATE mailroom_messages SET status = ${MessageLog.statusOf(after)},
+            provider = ${outcome.provider}, provider_message_id = ${sent ? outcome.providerMessageId : null},
+            reason = ${sent ? null : outcome.reason}, request = NULL WHERE id = ${id}`
+        })
+      )
+    )
+  )
+}
+
+/** A delivery event, applied once per event id, only ever moving its recipient forward. */
+export const apply = (
+  db: Database,
+  event: MailEvent.MailEvent
+): Effect.Effect<MessageLog.Applied, MailroomError.Unavailable> => {
+  const { sql, transaction, run } = db
+  return run(
+    "recording a delivery event",
+    transaction(
+      Effect.gen(function* () {
+        const row = yield* lock(db, event.message_id)
+        if (row === undefined || row.organization_id !== event.organization_id) {
+          return { applied: false, tags: [] }
+        }
+        const tags = yield* tagsOf(sql, row.id)
+        const position = Number(row.event_count)
+        const inserted = yield* sql`INSERT INTO mailroom_message_events
+          ${sql.insert(eventRow(Adapter.timelineOf(event), row.id, position))}
+          ON CONFLICT (id) DO NOTHING RETURNING id`
+        if (inserted.length === 0) return { applied: false, tags }
+        const before = yield* recipientsOf(sql, row.id)
+        const after = Adapter.afterEvent(before, event) ?? before
+        yield* writeRecipients(sql, row.id, before, after)
+        const status = MessageLog.statusOf(after)
+        yield* isLatest(row, event)
+          ? sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${position + 1},
+              last_event_type = ${event.type}, last_event_at = ${event.occurred_at} WHERE id = ${row.id}`
+          : sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${position + 1} WHERE id = ${row.id}`
+        return { applied: true, tags }
+      })
+    )
+  )
+}
+
+/** Moves the recipients in `from` to `to` (claim, cancel), and the message's status with them. */
+const moveScheduled = (
+  { sql }: Database,
+  id: string,
+  from: MessageLog.State,
+  to: MessageLog.State,
+  at: string,
+  dropRequest: boolean
+) =>
+  Effect.gen(function* () {
+    const before = yield* recipientsOf(sql, id)
+    const after = before.map((r) => (r.state === from ? { ...r, state: to, updated_at: at } : r))
+    yield* writeRecipients(sql, id, before, after)
+    const status = MessageLog.statusOf(after)
+    yield* dropRequest
+      ? sql`UPDATE mailroom_messages SET status = ${status}, request = NULL WHERE id = ${id}`
+      : sql`UPDATE mailroom_messages SET status = ${status} WHERE id = ${id}`
+    return { after, status }
+  })
+
+/** A scheduled message, due at `at`, moved to `sending` and handed back with its request; of concurrent claims one wins. */
+export const claim = (db: Database, id: string, at: string) => {
+  const { sql, transaction, run } = db
+  return run(
+    "claiming a scheduled message",
+    transaction(
+      Effect.gen(function* () {
+        const row = yield* lock(db, id)
+        if (row === undefined || row.status !== "scheduled" || row.scheduled_at === null || row.scheduled_at > at) {
+          return undefined
+        }
+        const [stored] = yield* sql<{ readonly request: string | null }>`SELECT request
+          FROM mailroom_messages WHERE id = ${id}`
+        const request = stored?.request ?? null
+        if (request === null) return undefined
+        const { after, status } = yield* moveScheduled(db, id, "scheduled", "sending", at, false)
+        return { record: recordOf({ ...row, status }, after, yield* tagsOf(sql, id)), request }
+      })
+    )
+  )
+}
+
+const notFound: MessageLog.ChangeRefused = { _tag: "NotFound" }
+
+/** Changes a message of `organizationId` that is still scheduled; otherwise says why not. */
+const changeScheduled = (
+  db: Database,
+  operation: string,
+  organizationId: string,
+  id: string,
+  change: (row: MessageRow, at: string) => Effect.Effect<unknown, SqlError.SqlError>
+) =>
+  db.run(
+    operation,
+    Effect.flatMap(now, (at) =>
+      db.transaction(
+        Effect.gen(function* () {
+          const row = yield* lock(db, id)
+          if (row === undefined || row.organization_id !== organizationId) return notFound
+          if (row.status !== "scheduled") return { _tag: "NotScheduled", status: row.status } as const
+          yield* change(row, at)
+          return undefined
+        })
+      )
+    )
+  )
+
+/** Cancels a message that is still scheduled: its recipients `cancelled`, its request dropped. */
+export const cancel = (db: Database, organizationId: string, id: string) =>
+  changeScheduled(db, "cancelling the message", organizationId, id, (row, at) =>
+    moveScheduled(db, row.id, "scheduled", "cancelled", at, true)
+  )
+
+/** Moves a message that is still scheduled to another time. */
+export const reschedule = (db: Database, organizationId: string, id: string, scheduledAt: string) =>
+  changeScheduled(
+    db,
+    "rescheduling the message",
+    organizationId,
+    id,
+    (row) => db.sql`UPDATE mailroom_messages SET scheduled_at = ${scheduledAt} WHERE id = ${row.id}`
+  )
+
+/** Deletes the messages created before `before` with every row of theirs, a batch per transaction. */
+export const purge = ({ sql, forUpdate, transaction, run }: Database, before: string) => {
+  const batch = transaction(
+    Effect.gen(function* () {
+      const rows = yield* sql<{ readonly id: string }>`SELECT id FROM mailroom_messages
+        WHERE created_at < ${before} ORDER BY created_at LIMIT ${purgeBatch}${forUpdate}`
+      const ids = rows.map((row) => row.id)
+      if (ids.length === 0) return 0
+      // Children first: on SQLite the foreign keys' cascade only runs where the client turned it on.
+      for (const table of ["mailroom_message_events", "mailroom_message_tags", "mailroom_message_recipients"]) {
+        yield* sql`DELETE FROM ${sql.literal(table)} WHERE message_id IN ${sql.in(ids)}`
+      }
+      yield* sql`DELETE FROM mailroom_messages WHERE id IN ${sql.in(ids)}`
+      return ids.length
+    })
+  )
+  const loop = (purged: number): Effect.Effect<number, MailroomError.Unavailable> =>
+    Effect.flatMap(run("deleting old messages", batch), (deleted) =>
+      deleted < purgeBatch ? Effect.succeed(purged + deleted) : loop(purged + deleted)
+    )
+  return loop(0)
+}

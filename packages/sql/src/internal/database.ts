@@ -1,0 +1,105 @@
+// What SqlMessageLog and SqlSuppressions share on the client they are given: the schema brought up to
+// date, a deadline on every operation, each failure as `Unavailable`, and locked read-modify-write.
+
+import type { MailroomError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
+import { Clock, type Config, Duration, Effect, Fiber } from "effect"
+import { SqlClient, SqlError, type Statement } from "effect/sql"
+import * as SqlMigrations from "../SqlMigrations.js"
+import { describe, toUnavailable } from "./errors.js"
+
+/** The options both services take. */
+export interface Options {
+  /**
+   * How long one operation may take, waiting for a connection included, before it fails with
+   * `Unavailable`. Default 5 seconds. The operation is then interrupted, and a transaction rolls
+   * back; only one whose commit was already sent to a server that stopped answering may complete.
+   */
+  readonly timeout?: Duration.Input | undefined
+}
+
+export interface Database {
+  /** The client, without the caller's name transforms: the columns are read as the schema names them. */
+  readonly sql: SqlClient.SqlClient
+  /** ` FOR UPDATE` on PostgreSQL, where a read that is about to be written locks its rows; nothing on SQLite. */
+  readonly forUpdate: Statement.Fragment
+  /**
+   * A transaction whose writes cannot interleave with another instance's: on SQLite it takes the
+   * database's write lock as it begins (`BEGIN IMMEDIATE`), whatever the client's own default is.
+   */
+  readonly transaction: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E | SqlError.SqlError>
+  /** Runs `effect` against the deadline; a database failure or a missed deadline is `Unavailable`. */
+  readonly run: <A, E>(
+    operation: string,
+    effect: Effect.Effect<A, E | SqlError.SqlError>
+  ) => Effect.Effect<A, Exclude<E, SqlError.SqlError> | MailroomError.Unavailable>
+}
+
+/** The current time as the records write it: ISO 8601, UTC, to the millisecond. */
+export const now: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+/**
+ * Checks the options, migrates, and answers the database. Fails with a `ConfigError` naming a bad
+ * option (before anything touches the database), or `Unavailable` when the schema cannot be brought
+ * up to date.
+ */
+export const open = (
+  options: Options
+): Effect.Effect<Database, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const timeout = yield* Adapter.duration("timeout", options.timeout ?? "5 seconds")
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    yield* SqlMigrations.run.pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.mapError((cause) =>
+        toUnavailable(
+          "creating or updating the message tables",
+          cause,
+          "the database cannot be reached or refused a change (the cause says which)"
+        )
+      ),
+      Effect.tapError((error) => Effect.logError(`[mailroom] ${error.message}: ${describe(error.cause)}`))
+    )
+
+    // An outage fails every operation; the log hears of it once per ten seconds, not once per request.
+    let lastLogged = Number.NEGATIVE_INFINITY
+    const unavailable = (operation: string, cause: unknown) =>
+      Effect.gen(function* () {
+        const at = yield* Clock.currentTimeMillis
+        if (at - lastLogged >= 10_000) {
+          lastLogged = at
+          yield* Effect.logError(`[mailroom] the message database failed (${operation}): ${describe(cause)}`)
+        }
+        return yield* Effect.fail(toUnavailable(operation, cause))
+      })
+
+    const late = (operation: string) =>
+      unavailable(operation, new Error(`no answer within ${Duration.format(timeout)}`))
+    // In a fiber of its own, left to finish at the deadline: interrupting a query waits for the server
+    // to answer, and a server that stalls never does. Interrupted before it commits, a transaction
+    // rolls back whenever it gets to.
+    const deadline = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
+      Effect.flatMap(Effect.forkDetach(effect), (fiber) =>
+        Effect.timeoutOrElse(Fiber.join(fiber), {
+          duration: timeout,
+          orElse: () => Effect.andThen(Effect.forkDetach(Fiber.interrupt(fiber)), late(operation))
+        })
+      )
+    const run = <A, E>(operation: string, effect: Effect.Effect<A, E | SqlError.SqlError>) =>
+      deadline(operation, effect).pipe(
+        Effect.catchIf(SqlError.isSqlError, (error) => unavailable(operation, error))
+      ) as Effect.Effect<A, Exclude<E, SqlError.SqlError> | MailroomError.Unavailable>
+
+    const transaction: Database["transaction"] = sql.onDialectOrElse({
+      sqlite: () => (effect) =>
+        sql.withTransaction(effect).pipe(Effect.provideService(SqlClient.BeginTransaction, "BEGIN IMMEDIATE")),
+      orElse: () => (effect) => sql.withTransaction(effect)
+    })
+
+    return {
+      sql,
+      forUpdate: sql.onDialectOrElse({ pg: () => sql.literal(" FOR UPDATE"), orElse: () => sql.literal("") }),
+      transaction,
+      run
+    }
+  })
