@@ -99,6 +99,12 @@ export interface EmailProvider {
   readonly name: string
   readonly limits: Limits
   readonly send: (email: OutboundEmail) => Effect.Effect<SendResult, ProviderError>
+  /**
+   * True when two sends with one `idempotencyKey` make one message (Resend's `Idempotency-Key`; the
+   * outbox, which writes one file per message id). A scheduled message whose instance stopped mid-send
+   * is then sent again under its key; with any other provider it is left `unknown`. Default false.
+   */
+  readonly deduplicatesByKey?: boolean
 }
 
 export const EmailProvider: Context.Service<EmailProvider, EmailProvider> =

@@ -215,7 +215,7 @@ export type ChangeRefused = { readonly _tag: "NotFound" } | { readonly _tag: "No
 export interface MessageLog {
   /** Records a message about to be sent (or scheduled). Its id is new. */
   readonly accept: (message: NewMessage) => Effect.Effect<void, Unavailable>
-  /** Records the provider's answer to a send. */
+  /** Records the provider's answer to a send, once: a message already answered is left as it is. */
   readonly settle: (id: string, outcome: Outcome) => Effect.Effect<void, Unavailable>
   /**
    * Applies a delivery event to its message's recipient, once per event id, in any order: a state

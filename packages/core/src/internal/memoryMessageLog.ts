@@ -113,7 +113,8 @@ export const make = (): MessageLog => {
     settle: (id, outcome) =>
       Effect.map(now, (at) => {
         const entry = entries.get(id)
-        if (entry === undefined) return
+        // Answered once: a late second answer (a send recovered meanwhile) changes nothing.
+        if (entry === undefined || entry.record.provider !== null) return
         const recipients = entry.record.recipients.map((r) => {
           const to = settled(r.state, outcome, r.email)
           return to === undefined ? r : { ...r, state: to, updated_at: at }

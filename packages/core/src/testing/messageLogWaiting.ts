@@ -73,6 +73,22 @@ export const waitingCases = (it: It, fresh: () => string, accept: Accept, newMes
     })
   )
 
+  it.effect("the provider's answer is recorded once: a late second one (a recovered send) changes nothing", () =>
+    Effect.gen(function* () {
+      const org = fresh()
+      const message = newMessage(org)
+      yield* accept(message)
+      yield* Effect.flatMap(log, (l) =>
+        l.settle(message.id, { _tag: "Unknown", provider: "suite", reason: "its instance stopped" })
+      )
+      yield* sent(message.id)
+      const record = yield* find(org, message.id)
+      assert.strictEqual(record?.status, "unknown")
+      assert.strictEqual(record?.reason, "its instance stopped")
+      assert.isNull(record?.provider_message_id ?? null)
+    })
+  )
+
   it.effect("due lists the scheduled messages whose time has come, oldest first, and not the others", () =>
     Effect.gen(function* () {
       const org = fresh()

@@ -79,7 +79,9 @@ export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) =>
     Effect.flatMap(now, (at) =>
       transaction(
         Effect.gen(function* () {
-          if ((yield* lock(db, id)) === undefined) return
+          const row = yield* lock(db, id)
+          // Answered once: a late second answer (a send recovered meanwhile) changes nothing.
+          if (row === undefined || row.provider !== null) return
           const before = yield* recipientsOf(sql, id)
           const after = before.map((r) => {
             const to = MessageLog.settled(r.state, outcome, r.email)

@@ -1,0 +1,79 @@
+// Idempotency-Key: an operation runs once per organisation, key and request; a repeat within 24 h
+// answers its first response, a key reused with another request or still in flight is a Conflict.
+import { createHash } from "node:crypto"
+import { Effect, Exit, Metric } from "effect"
+import type { IdempotencyStore, Scope, StoredResponse } from "../IdempotencyStore.js"
+import { Conflict, type Unavailable } from "../MailroomError.js"
+import * as MailroomMetrics from "../MailroomMetrics.js"
+import { isProviderError } from "../ProviderError.js"
+
+/** Order-independent JSON, so `{a, b}` and `{b, a}` are the same request; bytes count by their digest. */
+const canonical = (value: unknown): string =>
+  value instanceof Uint8Array
+    ? JSON.stringify(`sha256:${createHash("sha256").update(value).digest("hex")}`)
+    : Array.isArray(value)
+      ? `[${value.map(canonical).join(",")}]`
+      : typeof value === "object" && value !== null
+        ? `{${Object.keys(value)
+            .sort()
+            .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+            .join(",")}}`
+        : JSON.stringify(value)
+
+/** The request's digest: the same request, in any field order, has the same one. */
+export const fingerprintOf = (request: unknown): string => createHash("sha256").update(canonical(request)).digest("hex")
+
+export const make = (idempotency: IdempotencyStore) => {
+  // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
+  // (a 409 on retries until it expires), which never sends twice, so the failure is only logged.
+  const recorded = (write: Effect.Effect<void, Unavailable>) =>
+    Effect.catch(write, (error) =>
+      Effect.logError(`[mailroom] an Idempotency-Key outcome could not be recorded: ${error.message}`)
+    )
+
+  /** Runs `run` once per key and request: a repeat within 24 h answers its first response, sending nothing. */
+  const idempotent = <A extends StoredResponse, E>(
+    scope: Scope,
+    fingerprint: string,
+    run: Effect.Effect<A, E>
+  ): Effect.Effect<{ readonly response: A; readonly replayed: boolean }, E | Conflict | Unavailable> =>
+    Effect.gen(function* () {
+      const existing = yield* idempotency.reserve(scope, fingerprint)
+      if (existing !== undefined) {
+        if (existing.fingerprint !== fingerprint) {
+          return yield* new Conflict({ message: "this Idempotency-Key was already used with another request" })
+        }
+        switch (existing._tag) {
+          case "Completed":
+            yield* Metric.update(MailroomMetrics.idempotentReplays, 1)
+            // The same fingerprint is the same operation (a batch's is marked), so the same answer's shape.
+            return { response: existing.response as A, replayed: true }
+          case "InFlight":
+            return yield* new Conflict({ message: "a request with this Idempotency-Key is still being processed" })
+          case "Uncertain":
+            return yield* new Conflict({
+              message:
+                "the first request with this Idempotency-Key failed after the provider may have accepted it; check whether it was delivered before sending again under a new key"
+            })
+        }
+      }
+      return yield* run.pipe(
+        Effect.onExit((exit) => {
+          if (Exit.isSuccess(exit))
+            return recorded(idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }))
+          const failure = Exit.findErrorOption(exit)
+          const uncertain =
+            failure._tag === "Some" &&
+            isProviderError(failure.value) &&
+            failure.value.reason._tag === "Unavailable" &&
+            failure.value.reason.possiblySent
+          return recorded(
+            uncertain ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint }) : idempotency.release(scope)
+          )
+        }),
+        Effect.map((response) => ({ response, replayed: false }))
+      )
+    })
+
+  return idempotent
+}
