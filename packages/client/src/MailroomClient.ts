@@ -1,12 +1,19 @@
 // The client of a mailroom server, over `fetch` alone: sends with an Idempotency-Key and safe retries,
 // uploads through a presigned URL in one call, reaches attachments by key or id, reads message records
 // and keeps the suppression list.
+import * as Later from "./internal/later.js"
 import * as Records from "./internal/records.js"
 import { exchange, type Transport } from "./internal/transport.js"
 import type * as Wire from "./internal/wire.js"
 
 export type SendEmailRequest = Wire.SendEmailRequest
 export type SendEmailResponse = Wire.SendEmailResponse
+export type ScheduledEmailResponse = Wire.ScheduledEmailResponse
+export type RescheduleRequest = Wire.RescheduleRequest
+export type CancelResponse = Wire.CancelResponse
+export type BatchAccepted = Wire.BatchAccepted
+export type BatchRefused = Wire.BatchRefused
+export type SendBatchResponse = Wire.SendBatchResponse
 export type PresignRequest = Wire.PresignRequest
 export type PresignResponse = Wire.PresignResponse
 export type DownloadResponse = Wire.DownloadResponse
@@ -69,12 +76,30 @@ export interface SendOptions extends RequestOptions {
   readonly idempotencyKey?: string
 }
 
-export interface SendEmailResult extends SendEmailResponse {
+/** What every send answers beside the server's body. */
+export interface Sent {
   /** True when the server answered from its record of an earlier request with the same key. */
   readonly replayed: boolean
   /** The Idempotency-Key the request went with, to send the same request again safely later. */
   readonly idempotencyKey: string
 }
+
+export interface SendEmailResult extends SendEmailResponse, Sent {}
+
+/** A scheduled send's answer (202): the message waits for `scheduled_at`. */
+export interface ScheduledEmailResult extends ScheduledEmailResponse, Sent {}
+
+/** `emails.send`'s answer for `R`: scheduled when it has `scheduled_at`, sent when it has none, either when its type does not say. */
+export type SendResultOf<R> = [R] extends [never]
+  ? SendEmailResult
+  : "scheduled_at" extends keyof R
+    ? [R] extends [{ readonly scheduled_at: string }]
+      ? ScheduledEmailResult
+      : SendEmailResult | ScheduledEmailResult
+    : SendEmailResult
+
+/** Each item of a batch by its index: accepted in `data`, refused in `errors`. */
+export interface SendBatchResult extends SendBatchResponse, Sent {}
 
 /** File content for `upload`: bytes, a Blob (or File), or a stream of bytes. */
 export type UploadData = Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array>
@@ -101,8 +126,24 @@ export interface UploadResult {
 export type AttachmentRef = { readonly key: string } | { readonly attachmentId: string }
 
 export interface Emails {
-  /** `POST /emails`. Resolves to the 201 body; rejects with a MailroomApiError or MailroomConnectionError. */
-  readonly send: (request: SendEmailRequest, options?: SendOptions) => Promise<SendEmailResult>
+  /**
+   * `POST /emails`. Resolves to the 201 body, or with `scheduled_at` the 202 one (`status: "scheduled"`);
+   * rejects with a MailroomApiError or MailroomConnectionError.
+   */
+  readonly send: <R extends SendEmailRequest>(request: R, options?: SendOptions) => Promise<SendResultOf<R>>
+  /**
+   * `POST /emails/batch`: 1 to 100 requests, each sent (or scheduled) on its own. Resolves to each item's
+   * outcome by index, also when none was accepted; one Idempotency-Key covers the batch and its retries.
+   */
+  readonly sendBatch: (requests: ReadonlyArray<SendEmailRequest>, options?: SendOptions) => Promise<SendBatchResult>
+  /** `POST /emails/{id}/cancel`: a ConflictError once the message started to send; a NotFoundError for another's. */
+  readonly cancel: (id: string, options?: RequestOptions) => Promise<CancelResponse>
+  /** `PATCH /emails/{id}`: moves a scheduled message to `scheduledAt` (a Date, or RFC 3339 with an offset). */
+  readonly reschedule: (
+    id: string,
+    scheduledAt: Date | string,
+    options?: RequestOptions
+  ) => Promise<ScheduledEmailResponse>
   /** `GET /emails/{id}`: each recipient's state and the delivery events. Another organisation's id is a NotFoundError. */
   readonly get: (id: string, options?: RequestOptions) => Promise<EmailDetail>
   /**
@@ -212,16 +253,23 @@ export const make = (options: Options): MailroomClient => {
       timeout: options.timeout
     })
 
-  const send: Emails["send"] = async (request, options = {}) => {
+  // The answer's type follows the request's: the server schedules exactly the requests with `scheduled_at`.
+  const send = (async (request: SendEmailRequest, options: SendOptions = {}) => {
     const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
     const headers = { ...withApiKey("emails.send"), "idempotency-key": idempotencyKey }
-    const answer = await call<SendEmailResponse>("POST", `${baseUrl}/emails`, headers, request, options)
+    const answer = await call<SendEmailResponse | ScheduledEmailResponse>(
+      "POST",
+      `${baseUrl}/emails`,
+      headers,
+      request,
+      options
+    )
     return {
       ...answer.value,
       replayed: answer.headers.get("idempotent-replayed") === "true",
       idempotencyKey
     }
-  }
+  }) as Emails["send"]
 
   // The base variant when there is an API key; the `/v1` one for a caller holding only a token.
   const presign: Attachments["presign"] = async (request, options = {}) => {
@@ -316,7 +364,7 @@ export const make = (options: Options): MailroomClient => {
 
   const records = Records.make({ baseUrl, call, withApiKey })
   return {
-    emails: { send, ...records.emails },
+    emails: { send, ...Later.make({ baseUrl, call, withApiKey }), ...records.emails },
     attachments: { upload, presign, download, read, delete: remove },
     suppressions: records.suppressions
   }

@@ -52,7 +52,7 @@ export const make = ({ baseUrl, call, withApiKey }: Dependencies) => {
   const suppressionsPage: Suppressions["listPage"] = (query = {}, options = {}) =>
     get(`${baseUrl}/suppressions${queryOf(query)}`, "suppressions.list", options)
 
-  const emails: Omit<Emails, "send"> = {
+  const emails: Omit<Emails, "send" | "sendBatch" | "cancel" | "reschedule"> = {
     get: (id, options = {}) => get(`${baseUrl}/emails/${encodeURIComponent(id)}`, "emails.get", options),
     list: (query = {}, options = {}) => pagesFrom((q) => emailsPage(q, options), query),
     listPage: emailsPage
