@@ -1,7 +1,7 @@
 // The viewer's pages, rendered on the server: the message list and one message with its parts,
 // headers, links, attachments, delivery events and source. Every value from a message goes through
 // `html`, which escapes it.
-import type { MailEvent } from "@mailroom/core"
+import type { MailEvent, MessageLog } from "@mailroom/core"
 import { type Html, html } from "./html.js"
 import { references } from "./links.js"
 import { addresses, type Message, type Summary } from "./outbox.js"
@@ -48,7 +48,31 @@ export const rows = (summaries: ReadonlyArray<Summary>, query: string): Html =>
 </tr>`
       )}`
 
-export const listPage = (summaries: ReadonlyArray<Summary>, query: string): Html =>
+/** Messages not in the outbox: waiting for their time, or cancelled before it (from the message log). */
+const waitingSection = (waiting: ReadonlyArray<MessageLog.EmailRecord>): Html =>
+  waiting.length === 0
+    ? html``
+    : html`<h2>Scheduled and cancelled</h2>
+<table id="waiting">
+<thead><tr><th>Scheduled for</th><th>Organisation</th><th>From</th><th>To</th><th>Subject</th><th>Status</th></tr></thead>
+<tbody>${waiting.map(
+        (m) => html`<tr data-id="${m.id}">
+<td>${m.scheduled_at === null ? "" : time(m.scheduled_at)}</td>
+<td>${m.organization_id}</td>
+<td>${m.from}</td>
+<td>${m.recipients.map((r) => r.email).join(", ")}</td>
+<td>${m.subject === "" ? "(no subject)" : m.subject}</td>
+<td>${m.status}</td>
+</tr>`
+      )}</tbody>
+</table>
+<h2>Sent</h2>`
+
+export const listPage = (
+  summaries: ReadonlyArray<Summary>,
+  query: string,
+  waiting: ReadonlyArray<MessageLog.EmailRecord> = []
+): Html =>
   layout(
     "Outbox · mailroom",
     html`<header>
@@ -59,6 +83,7 @@ export const listPage = (summaries: ReadonlyArray<Summary>, query: string): Html
   data-confirm="Delete every message in the outbox?">Delete all</button>
 </header>
 <p class="note">Every message the outbox wrote, for every organisation, newest first.</p>
+${waitingSection(waiting)}
 <form role="search" method="get" action="${base}">
 <input type="search" id="search" name="q" value="${query}" placeholder="Recipient, subject or organisation" aria-label="Search">
 <button type="submit">Search</button>

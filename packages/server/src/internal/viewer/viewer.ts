@@ -2,7 +2,7 @@
 // and the delivery events remembered per message. Reached only as access.ts allows; otherwise the
 // request falls through to the API, which answers 404.
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { type MailEvent, MailEvents } from "@mailroom/core"
+import { type MailEvent, MailEvents, type MessageLog } from "@mailroom/core"
 import { Effect, Exit, Fiber, type ManagedRuntime, Scope, Stream } from "effect"
 import * as Access from "./access.js"
 import * as Assets from "./assets.js"
@@ -20,6 +20,8 @@ export interface Options {
   readonly runtime: ManagedRuntime.ManagedRuntime<MailEvents.MailEvents, unknown>
   /** Where the cause of a 500 goes; the page says only that it failed. Default: console.error. */
   readonly logError?: ((message: string) => void) | undefined
+  /** The messages scheduled or cancelled, from the message log, shown above the outbox's. Default: none. */
+  readonly waiting?: (() => Promise<ReadonlyArray<MessageLog.EmailRecord>>) | undefined
 }
 
 export interface Viewer {
@@ -186,7 +188,7 @@ export const start = async (options: Options): Promise<Viewer> => {
     const query = url.searchParams.get("q") ?? ""
     switch (path) {
       case "":
-        return page(res, listPage(await outbox.list(query), query).value)
+        return page(res, listPage(await outbox.list(query), query, (await options.waiting?.()) ?? []).value)
       case "rows": {
         const found = await outbox.list(query)
         return send(res, 200, "text/html; charset=utf-8", rows(found, query).value, {
