@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto"
 import { Cause, Clock, Context, Duration, Effect, Layer, Metric, Schedule, Schema, type Scope } from "effect"
 import { PersistedQueue } from "effect/persistence"
-import type { SqlClient, SqlError } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { Mailer } from "./Mailer.js"
 import { Unavailable } from "./MailroomError.js"
 import * as MailroomMetrics from "./MailroomMetrics.js"
@@ -28,6 +28,8 @@ export interface SendQueue {
   readonly take: <E, R>(
     handle: (due: Due, attempt: Attempt) => Effect.Effect<void, E, R>
   ) => Effect.Effect<void, E | Unavailable, R>
+  /** Reaches the queue's store (readiness): fails with `Unavailable` when it cannot. */
+  readonly check: Effect.Effect<void, Unavailable>
 }
 
 export const SendQueue: Context.Service<SendQueue, SendQueue> = Context.Service("@mailroom/core/SendQueue")
@@ -50,8 +52,14 @@ const lookId = (due: Due) => {
 const unavailable = (message: string) => (cause: unknown) =>
   new Unavailable({ message, cause, retryAfter: Duration.seconds(1) })
 
-/** The queue on the `PersistedQueueFactory` in context: its store decides where looks are kept. */
-export const make = (options: Options = {}): Effect.Effect<SendQueue, never, PersistedQueue.PersistedQueueFactory> =>
+/**
+ * The queue on the `PersistedQueueFactory` in context: its store decides where looks are kept.
+ * `check` is how readiness reaches that store (default: nothing to reach).
+ */
+export const make = (
+  options: Options = {},
+  check: Effect.Effect<void, Unavailable> = Effect.void
+): Effect.Effect<SendQueue, never, PersistedQueue.PersistedQueueFactory> =>
   Effect.gen(function* () {
     const maxAttempts = Math.max(1, options.maxAttempts ?? 10)
     const queue = yield* PersistedQueue.make({
@@ -75,7 +83,8 @@ export const make = (options: Options = {}): Effect.Effect<SendQueue, never, Per
                 error instanceof PersistedQueue.PersistedQueueError,
               (error) => Effect.fail(unavailable("the send queue could not be read")(error))
             )
-          )
+          ),
+      check
     })
   })
 
@@ -113,7 +122,21 @@ export const layerSql = (options: SqlOptions = {}): Layer.Layer<SendQueue, SqlEr
     lockExpiration,
     lockRefreshInterval: Duration.max(Duration.millis(100), Duration.divideUnsafe(lockExpiration, 3))
   })
-  return layer(options).pipe(
+  const tableName = options.tableName ?? "mailroom_send_queue"
+  const queue = Layer.effect(
+    SendQueue,
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      make(
+        options,
+        sql`SELECT 1 FROM ${sql(tableName)} LIMIT 1`.pipe(
+          Effect.timeout("5 seconds"),
+          Effect.asVoid,
+          Effect.mapError(unavailable("the send queue's database cannot be reached"))
+        )
+      )
+    )
+  )
+  return queue.pipe(
     Layer.provide(Layer.merge(PersistedQueue.layer, PersistedQueue.layerCleanup({ timeToLive: "2 days" }))),
     Layer.provide(store)
   )
