@@ -10,6 +10,7 @@ import * as messages from "./messages.ts"
 import * as outbox from "./outbox.ts"
 import * as presign from "./presign.ts"
 import * as s3 from "./s3.ts"
+import * as scheduled from "./scheduled.ts"
 import * as ses from "./ses.ts"
 import * as smtp from "./smtp.ts"
 
@@ -44,6 +45,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "messages",
     "GET /emails at scale: MessageLog.list({ limit: 100 }) of @mailroom/sql over 1,000,000 records vs 1,000, PostgreSQL and SQLite (7 interleaved rounds of 30)",
     messages
+  ],
+  [
+    "scheduled",
+    "Sending later and many: the drain of due scheduled messages into the outbox vs direct POST /emails (SQLite, one instance; PostgreSQL, three), 5 interleaved rounds of 300; one POST /emails/batch of 100 vs 100 single sends over 16 connections",
+    scheduled
   ],
   [
     "coldstart",
