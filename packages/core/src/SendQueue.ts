@@ -92,9 +92,15 @@ export const make = (
 export const layer = (options: Options = {}): Layer.Layer<SendQueue, never, PersistedQueue.PersistedQueueFactory> =>
   Layer.effect(SendQueue, make(options))
 
-/** The queue in memory: for tests, and a single process whose message log is in memory too. */
+/**
+ * The queue in memory: for tests, and a single process whose message log is in memory too. Completed
+ * looks are forgotten after 2 days.
+ */
 export const layerMemory = (options: Options = {}): Layer.Layer<SendQueue> =>
-  layer(options).pipe(Layer.provide(PersistedQueue.layer), Layer.provide(PersistedQueue.layerStoreMemory))
+  layer(options).pipe(
+    Layer.provide(Layer.merge(PersistedQueue.layer, PersistedQueue.layerCleanup({ timeToLive: "2 days" }))),
+    Layer.provide(PersistedQueue.layerStoreMemory)
+  )
 
 export interface SqlOptions extends Options {
   /** The table of the looks. Default "mailroom_send_queue". */

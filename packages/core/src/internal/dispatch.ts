@@ -13,6 +13,7 @@ import type { Delivery } from "./delivery.js"
 import { providerKeyFor, retryLater } from "./scheduling.js"
 import type * as SendAttachments from "./sendAttachments.js"
 import * as SendRecord from "./sendRecord.js"
+import { withSpan } from "./tracing.js"
 
 /** What became of a look at a due message, as `MailroomMetrics.scheduledSends` counts it. */
 export type Dispatched = "sent" | "failed" | "unknown" | "suppressed" | "skipped"
@@ -185,7 +186,7 @@ export const make = (options: {
       Effect.flatMap(log.claim(id, iso(now)), (claimed) =>
         claimed === undefined ? Effect.succeed("skipped" as const) : Effect.uninterruptible(send(claimed, attempt))
       )
-    ).pipe(Effect.withSpan("Mailer.dispatch", { attributes: { "mailroom.message": id, round } }))
+    ).pipe(withSpan("Mailer.dispatch", { attributes: { "mailroom.message": id, round } }))
 
   /**
    * The queue's look at a message due at `due.scheduledAt`. Skipped when the message is not there
