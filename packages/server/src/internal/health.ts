@@ -1,6 +1,6 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider's configuration), for load balancers.
-import { MailroomError, ObjectStore, Organizations } from "@mailroom/core"
+// the organisations' database, each Redis, the provider's own verify), for load balancers.
+import { EmailProvider, MailroomError, ObjectStore, Organizations } from "@mailroom/core"
 import { Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 
@@ -11,7 +11,11 @@ const describeUrl = (url: string) => {
 }
 
 /** One check: undefined when ready, else why not (safe to show: no credential, no URL password). */
-export type Check = Effect.Effect<string | undefined, never, ObjectStore.ObjectStore | Organizations.Organizations>
+export type Check = Effect.Effect<
+  string | undefined,
+  never,
+  ObjectStore.ObjectStore | Organizations.Organizations | EmailProvider.EmailProvider
+>
 
 const bounded = (check: Check, what: string): Check =>
   check.pipe(
@@ -43,6 +47,16 @@ const database: Check = Effect.flatMap(Organizations.Organizations, (organizatio
   )
 )
 
+// The provider's own `verify` (credentials resolve, the vendor answers and takes them), then what the
+// server knows of it (the SES quota could not be read at the last try).
+const provider = (problem: () => string | undefined): Check =>
+  Effect.flatMap(EmailProvider.EmailProvider, (service) =>
+    (service.verify ?? Effect.void).pipe(
+      Effect.as(problem()),
+      Effect.catch((error) => Effect.succeed(`${error.provider}: ${error.message}`))
+    )
+  )
+
 /**
  * The checks, filled in while the layers are built: each Redis connection registers its PING here, so
  * readiness asks the very connections the stores use.
@@ -69,7 +83,7 @@ export const make = (options: { readonly postgres: boolean; readonly providerPro
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const
     ),
-    ["provider", Effect.sync(options.providerProblem)]
+    ["provider", bounded(provider(options.providerProblem), "the email provider")]
   ]
   /** `{ready, checks: {name: "ok" | why}}`, every check run at once. */
   const readiness = Effect.gen(function* () {
