@@ -204,7 +204,8 @@ for (const [transport, start] of Object.entries(transports)) {
           body: { ...message, from: "a@globex.example" }
         })
         expectJson(answer, 422, {
-          error: "the domain of a@globex.example is not a verified domain of this organization"
+          error:
+            "from: a@globex.example is not on a verified domain of organization org_acme (its verified domains are acme.example, acme.mailroom.test, and their subdomains); nothing was sent"
         })
       })
 
