@@ -50,10 +50,15 @@ describe("a dependency the config names cannot be used at start-up", () => {
       })
     )
     const started = Date.now()
-    const process = run(path, { ...bare, ...env })
-    const code = await process.exited
+    const server = run(path, { ...bare, ...env })
+    // A server that starts after all is stopped here, not left running once the test has failed.
+    const code = await Promise.race([
+      server.exited,
+      new Promise<"running">((resolve) => setTimeout(() => resolve("running"), 15_000))
+    ])
+    if (code === "running") server.child.kill("SIGKILL")
     const took = Date.now() - started
-    const { stdout, stderr } = process.output()
+    const { stdout, stderr } = server.output()
     const output = `${stdout}${stderr}`
     assert.strictEqual(code, 1, output)
     assert.isAtMost(took, 10_000, `exited after ${took} ms:\n${output}`)
