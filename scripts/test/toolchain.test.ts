@@ -3,9 +3,9 @@
 // may ever write into the same directory (the cause of "Text file busy"). npm is a stand-in that
 // writes its install slowly, so the two runs overlap every time; the race is the script's, not npm's.
 import { execFile } from "node:child_process"
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises"
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
@@ -44,10 +44,15 @@ describe("scripts/toolchain.sh", () => {
     await writeFile(join(root, "package.json"), JSON.stringify({ packageManager: `pnpm@${pinned}` }))
     await writeFile(join(root, "bin", "npm"), fakeNpm)
     await chmod(join(root, "bin", "npm"), 0o755)
-    // This Node (24) and the system's tools; no pnpm anywhere on the PATH.
-    const node = dirname(await realpath(process.execPath))
+    // This Node (24), the stand-in npm and the few system tools the scripts use: no pnpm on the PATH,
+    // whatever the machine has installed.
+    for (const tool of ["sh", "bash", "dirname", "basename", "mkdir", "rm", "mv", "sleep", "chmod", "cat"]) {
+      const found = (await run("sh", ["-c", `command -v ${tool}`])).stdout.trim()
+      await symlink(found, join(root, "bin", tool))
+    }
+    await symlink(await realpath(process.execPath), join(root, "bin", "node"))
     env = {
-      PATH: `${join(root, "bin")}:${node}:/usr/bin:/bin`,
+      PATH: join(root, "bin"),
       HOME: root,
       MAILROOM_TEST_INSTALLS: join(root, "installs.log")
     }
