@@ -18,19 +18,18 @@ import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
 import * as Startup from "./internal/startup.js"
 import { ServerStartError } from "./internal/startup.js"
+import * as Telemetry from "./internal/telemetry.js"
+import * as Viewer from "./internal/viewer/viewer.js"
 import { type Config, isServerConfigError, ServerConfigError } from "./ServerConfig.js"
 
 export { isServerStartError, ServerStartError } from "./internal/startup.js"
-
-import * as Telemetry from "./internal/telemetry.js"
-import * as Viewer from "./internal/viewer/viewer.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
   readonly host?: string
   /** One line per request, and start-up and shutdown notices. Default: console.log. */
   readonly log?: (line: string) => void
-  /** The causes of 500s. Default: console.error. */
+  /** The causes of 5xx answers, one line each. Default: console.error. */
   readonly logError?: (message: string) => void
 }
 
