@@ -99,6 +99,12 @@ export interface EmailProvider {
   readonly name: string
   readonly limits: Limits
   readonly send: (email: OutboundEmail) => Effect.Effect<SendResult, ProviderError>
+  /**
+   * Checks, sending nothing, that sends can work now: the credentials resolve, the vendor answers and
+   * accepts them (as Nodemailer's `transporter.verify()`). Readiness probes and the server's start-up
+   * call it. Optional: a provider without it is taken as ready.
+   */
+  readonly verify?: Effect.Effect<void, ProviderError>
 }
 
 export const EmailProvider: Context.Service<EmailProvider, EmailProvider> =

@@ -95,6 +95,13 @@ const canonical = (value: unknown): string =>
 
 type Request = Wire.InProcessSendRequest
 
+/** Why `from` was refused before any provider saw it: its domain, the organisation's domains, nothing sent. */
+const unverifiedSender = (from: string, principal: Principal, verified: ReadonlyArray<string>) => {
+  const shown = verified.slice(0, 5).join(", ") + (verified.length > 5 ? ` and ${verified.length - 5} more` : "")
+  const domains = verified.length === 0 ? "it has none" : `its verified domains are ${shown}, and their subdomains`
+  return `from: ${from} is not on a verified domain of organization ${principal.orgId} (${domains}); nothing was sent`
+}
+
 const fingerprintOf = (request: Request) => createHash("sha256").update(canonical(request)).digest("hex")
 
 /**
@@ -127,7 +134,9 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     }
   })
 
-  // On every send: one step, not a generator.
+  // On every send: one step, not a generator. The same error as a provider's refusal of the sender
+  // (one condition, one error to catch, a 422 on the wire), from provider "mailroom", with a message
+  // that says it is mailroom's own check, what to change, and that nothing was sent.
   const checkSender = (principal: Principal, from: string): Effect.Effect<void, ProviderError | Unavailable> =>
     Effect.flatMap(organizations.verifiedDomains(principal), (verified) => {
       const domain = domainOf(from)
@@ -136,10 +145,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         : Effect.fail(
             new ProviderError({
               provider: "mailroom",
-              reason: new SenderNotVerified({
-                message: `the domain of ${from} is not a verified domain of this organization`,
-                sender: from
-              })
+              reason: new SenderNotVerified({ message: unverifiedSender(from, principal, verified), sender: from })
             })
           )
     })

@@ -203,7 +203,8 @@ const answerTo = (
   request: { method: string; path: string; headers: IncomingHttpHeaders; body: string | undefined },
   accept: (fields: Record<string, unknown>) => string
 ): Answer => {
-  if (request.method !== "POST" || request.path !== "/email") return { status: 404 }
+  const getServer = request.method === "GET" && request.path === "/server"
+  if (!getServer && (request.method !== "POST" || request.path !== "/email")) return { status: 404 }
   if (request.headers["x-postmark-server-token"] !== options.token) {
     return {
       status: 401,
@@ -211,6 +212,19 @@ const answerTo = (
         ErrorCode: 10,
         Message:
           "The Server Token you provided in the X-Postmark-Server-Token request header was invalid. Please verify that you are using a valid token."
+      }
+    }
+  }
+  // Server API, "Get the server": the server's settings (a few of its documented fields).
+  if (getServer) {
+    return {
+      status: 200,
+      body: {
+        ID: 1,
+        Name: "mailroom stand-in",
+        ServerLink: "https://account.postmarkapp.com/servers/1/streams",
+        Color: "blue",
+        DeliveryType: "Live"
       }
     }
   }

@@ -198,6 +198,8 @@ export const ServerConfig = Schema.Struct({
 })
 
 export interface Config {
+  /** The file it was read from (`load`), named in start-up errors; absent for a config given as a value. */
+  readonly source?: string
   readonly port: number
   readonly publicUrl: string | undefined
   readonly serviceDomain: string
@@ -307,6 +309,7 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   const viewer = viewerSection(decoded.viewer, provider.kind, credentials, env)
   if (viewer.problems.length > 0) throw configError(source, viewer.problems)
   return {
+    ...(options.source === undefined ? {} : { source: options.source }),
     port: options.port ?? decoded.port ?? 3000,
     publicUrl: decoded.publicUrl,
     serviceDomain: decoded.serviceDomain,

@@ -2,7 +2,17 @@
 // Web handlers answer byte for byte alike.
 
 import { isUtf8 } from "node:buffer"
-import { Attachments, type EventSource, MailEvents, Mailer, type Messages, Organizations, Wire } from "@mailroom/core"
+import {
+  Attachments,
+  type EventSource,
+  MailEvents,
+  Mailer,
+  MailroomError,
+  type Messages,
+  Organizations,
+  ProviderError,
+  Wire
+} from "@mailroom/core"
 import { withSpan } from "@mailroom/core/adapter"
 import { Cause, Duration, Effect, Exit, Option } from "effect"
 import * as OpenApi from "../OpenApi.js"
@@ -40,7 +50,7 @@ export interface Options {
   readonly v1BasePath?: string
   /** Largest JSON body accepted, in bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number
-  /** Where the causes of 500s go. Default: console.error. Never given a credential. */
+  /** Where the causes of 5xx answers go, one line per request. Default: console.error. Never given a credential. */
   readonly logError?: (message: string) => void
   /**
    * Providers' delivery webhooks, each served at `POST {basePath}/webhooks/{name}` (`SesEventSource`,
@@ -215,6 +225,14 @@ const routes = (
   return table
 }
 
+/** What a typed failure says for the log: its message (adapters keep secrets out of it), and which provider. */
+const causeOf = (error: Option.Option<unknown>): string => {
+  if (error._tag === "None") return "unknown"
+  const value = error.value
+  if (ProviderError.isProviderError(value)) return `the ${value.provider} provider: ${value.message}`
+  return value instanceof Error ? value.message : String(value)
+}
+
 const bearer = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
 /** Runs an effect that needs the services; a ManagedRuntime's runPromiseExit, or one made from a Context. */
@@ -338,7 +356,12 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     if (Exit.isSuccess(exit)) return exit.value
     const error = Cause.findErrorOption(exit.cause)
     const described = error._tag === "Some" ? describe(error.value) : undefined
-    if (described !== undefined) return failure(route.variant, described.status, described.messages, described.headers)
+    if (described !== undefined) {
+      // A 5xx's answer says little on purpose; whoever runs the service needs the adapter's own words.
+      if (described.status >= 500)
+        logError(`[mailroom] ${described.status} on ${request.method} ${template}: ${causeOf(error)}`)
+      return failure(route.variant, described.status, described.messages, described.headers)
+    }
     logError(`[mailroom] 500 on ${request.method} ${template}\n${Cause.pretty(exit.cause)}`)
     return internal(route.variant)
   }

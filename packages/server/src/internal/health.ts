@@ -1,6 +1,6 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider: its configuration, its key or its server), for load balancers.
-import { MailroomError, ObjectStore, Organizations } from "@mailroom/core"
+// the organisations' database, each Redis, the provider's own verify), for load balancers.
+import { EmailProvider, MailroomError, ObjectStore, Organizations } from "@mailroom/core"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 
@@ -11,7 +11,11 @@ const describeUrl = (url: string) => {
 }
 
 /** One check: undefined when ready, else why not (safe to show: no credential, no URL password). */
-export type Check = Effect.Effect<string | undefined, never, ObjectStore.ObjectStore | Organizations.Organizations>
+export type Check = Effect.Effect<
+  string | undefined,
+  never,
+  ObjectStore.ObjectStore | Organizations.Organizations | EmailProvider.EmailProvider
+>
 
 const bounded = (check: Check, what: string): Check =>
   check.pipe(
@@ -43,6 +47,16 @@ const database: Check = Effect.flatMap(Organizations.Organizations, (organizatio
   )
 )
 
+// The provider's own `verify` (credentials resolve, the vendor answers and takes them), then what the
+// server knows of it (the SES quota could not be read at the last try).
+const provider = (problem: () => string | undefined): Check =>
+  Effect.flatMap(EmailProvider.EmailProvider, (service) =>
+    (service.verify ?? Effect.void).pipe(
+      Effect.as(problem()),
+      Effect.catch((error) => Effect.succeed(`${error.provider}: ${error.message}`))
+    )
+  )
+
 /**
  * `check` made at most once a minute while it passes and every 5 seconds while it fails: a vendor counts
  * each call against the account's rate limit (Resend: 2 requests a second for the whole team), which
@@ -66,13 +80,9 @@ export const throttled = (check: Check): Check => {
  * The checks, filled in while the layers are built: each Redis connection registers its PING here, so
  * readiness asks the very connections the stores use.
  */
-export const make = (options: {
-  readonly postgres: boolean
-  readonly providerProblem: () => string | undefined
-  /** A call that reaches the provider itself and sends nothing (SMTP: connect and EHLO; Resend: an authenticated read). */
-  readonly providerCheck?: { readonly what: string; readonly check: Check }
-}) => {
+export const make = (options: { readonly postgres: boolean; readonly providerProblem: () => string | undefined }) => {
   const pings = new Map<string, Check>()
+  const providerCheck = throttled(provider(options.providerProblem))
   /** A layer that registers the PING of the Redis it is given; provide it the store's own connection layer. */
   const watchRedis = (url: string): Layer.Layer<never, never, Redis.Redis> =>
     Layer.effectDiscard(
@@ -93,19 +103,9 @@ export const make = (options: {
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const
     ),
-    [
-      "provider",
-      options.providerCheck === undefined
-        ? Effect.sync(options.providerProblem)
-        : bounded(
-            Effect.flatMap(Effect.sync(options.providerProblem), (problem) =>
-              problem === undefined
-                ? (options.providerCheck as { readonly check: Check }).check
-                : Effect.succeed(problem)
-            ),
-            options.providerCheck.what
-          )
-    ]
+    // Throttled: a vendor counts each verify against the account's limits (Resend: 2 requests a second
+    // for the whole team; an SMTP server: a connection each), which probes every few seconds would spend.
+    ["provider", bounded(providerCheck, "the email provider")]
   ]
   /** `{ready, checks: {name: "ok" | why}}`, every check run at once. */
   const readiness = Effect.gen(function* () {

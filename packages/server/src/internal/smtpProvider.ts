@@ -80,15 +80,3 @@ export const options = (provider: SmtpConfig): SmtpEmailProvider.ConnectionOptio
     ...(dkim === undefined ? {} : { dkim: { ...dkim, privateKey: Redacted.make(dkim.privateKey) } })
   }
 }
-
-/** `/readyz`'s check: connect, EHLO (STARTTLS, AUTH as configured), QUIT. Undefined when ready, else why not. */
-export const readiness = (provider: SmtpConfig): Effect.Effect<string | undefined> =>
-  Effect.promise(() => import("@mailroom/smtp")).pipe(
-    Effect.flatMap(({ SmtpEmailProvider }) => SmtpEmailProvider.verify(options(provider))),
-    Effect.as(undefined),
-    Effect.catch((error) => Effect.succeed(error.message))
-  )
-
-/** What `/readyz` checks of the provider beyond its configuration: the SMTP server, for the smtp kind. */
-export const healthCheck = (provider: Config["provider"]) =>
-  provider.kind === "smtp" ? { providerCheck: { what: "the SMTP server", check: readiness(provider) } } : {}
