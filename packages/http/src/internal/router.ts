@@ -7,7 +7,6 @@ import {
   type EventSource,
   MailEvents,
   Mailer,
-  MailroomError,
   type Messages,
   Organizations,
   ProviderError,

@@ -1,8 +1,7 @@
 // `"provider": {"kind": "smtp", ...}`: its schema (nodemailer's option names), its secrets read from the
-// file or the environment, the options @mailroom/smtp takes, and the readiness check (connect and EHLO).
+// file or the environment, and the options @mailroom/smtp takes.
 import type { SmtpEmailProvider } from "@mailroom/smtp"
-import { type Duration, Effect, Redacted, Schema } from "effect"
-import type { Config } from "../ServerConfig.js"
+import { type Duration, Redacted, Schema } from "effect"
 import { nonEmpty, positive, SecretOrEnv, Time } from "./decode.js"
 
 const Port = Schema.Number.pipe(
