@@ -2,7 +2,7 @@
 // node:http server, logs one line per request, and shuts down gracefully.
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
+import { type EmailProvider, IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { type Context, Duration, Effect, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
@@ -10,6 +10,7 @@ import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
+import * as Failover from "./internal/failoverProvider.js"
 import * as Health from "./internal/health.js"
 import { lazy } from "./internal/lazy.js"
 import * as Operational from "./internal/operational.js"
@@ -88,7 +89,9 @@ const storageLayer = (storage: Config["storage"], publicUrl: string) => {
   }
 }
 
-const providerLayer = (provider: Config["provider"]) => {
+const providerLayer = (
+  provider: Config["provider"]
+): Layer.Layer<EmailProvider.EmailProvider, EffectConfig.ConfigError> => {
   switch (provider.kind) {
     case "outbox":
       return OutboxEmailProvider.layer({
@@ -127,6 +130,8 @@ const providerLayer = (provider: Config["provider"]) => {
       )
     case "resend":
       return lazy(async () => (await import("@mailroom/resend")).ResendEmailProvider.layer(resendOptions(provider)))
+    case "failover":
+      return Failover.layer(provider, providerLayer)
   }
 }
 
@@ -168,6 +173,10 @@ const providerCheck = (
         )
       }
     : undefined
+
+/** What `/readyz` asks a provider that is not a failover: Resend's access or the SMTP server. */
+const singleProviderCheck = (provider: Config["provider"]) =>
+  providerCheck(provider) ?? Smtp.healthCheck(provider).providerCheck
 
 /**
  * One connection layer per Redis URL: a layer is built once per value within one runtime, so the
@@ -294,7 +303,11 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
     providerProblem: rateLimiting.providerProblem,
-    ...optional("providerCheck", providerCheck(config.provider) ?? Smtp.healthCheck(config.provider).providerCheck)
+    ...optional("providerCheck", singleProviderCheck(config.provider)),
+    ...optional(
+      "failoverChecks",
+      config.provider.kind === "failover" ? Failover.checks(config.provider, singleProviderCheck) : undefined
+    )
   })
   const operational = Operational.make({
     metrics: config.metrics,

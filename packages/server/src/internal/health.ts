@@ -71,6 +71,11 @@ export const make = (options: {
   readonly providerProblem: () => string | undefined
   /** A call that reaches the provider itself and sends nothing (SMTP: connect and EHLO; Resend: an authenticated read). */
   readonly providerCheck?: { readonly what: string; readonly check: Check }
+  /**
+   * A failover's providers, each checked and shown on its own (`provider.{label}`): the instance is
+   * ready while at least one of them is, the others' problems shown beside.
+   */
+  readonly failoverChecks?: ReadonlyArray<{ readonly name: string; readonly what: string; readonly check: Check }>
 }) => {
   const pings = new Map<string, Check>()
   /** A layer that registers the PING of the Redis it is given; provide it the store's own connection layer. */
@@ -86,7 +91,7 @@ export const make = (options: {
         )
       })
     )
-  const checks = (): ReadonlyArray<readonly [string, Check]> => [
+  const checks = (): ReadonlyArray<readonly [string, Check, "failover"?]> => [
     ["storage", bounded(storage, "the object store")],
     ...(options.postgres ? [["organizations", bounded(database, "PostgreSQL")] as const] : []),
     ...[...pings].map(
@@ -105,7 +110,8 @@ export const make = (options: {
             ),
             options.providerCheck.what
           )
-    ]
+    ],
+    ...(options.failoverChecks ?? []).map(({ name, what, check }) => [name, bounded(check, what), "failover"] as const)
   ]
   /** `{ready, checks: {name: "ok" | why}}`, every check run at once. */
   const readiness = Effect.gen(function* () {
@@ -115,7 +121,14 @@ export const make = (options: {
     named.forEach(([name], i) => {
       body[name] = results[i] ?? "ok"
     })
-    return { ready: results.every((r) => r === undefined), checks: body }
+    // A failover's providers count together: one that can send is enough.
+    const failover = results.filter((_, i) => named[i]?.[2] === "failover")
+    const noneCanSend = failover.length > 0 && failover.every((r) => r !== undefined)
+    if (noneCanSend && body.provider === "ok") body.provider = "no provider of the failover is ready (see provider.*)"
+    return {
+      ready: !noneCanSend && results.every((r, i) => r === undefined || named[i]?.[2] === "failover"),
+      checks: body
+    }
   })
   return { watchRedis, readiness }
 }
