@@ -116,23 +116,63 @@ const checkNames = (providers: ReadonlyArray<EmailProvider>) => {
   return Effect.void
 }
 
+/** One breaker for the chain, each provider under its own key, on Effect's memory store. */
+const circuitBreaker = (options: CircuitOptions = {}) =>
+  Effect.gen(function* () {
+    const failures = yield* Adapter.positiveInteger(["circuit", "failures"], options.failures ?? 5)
+    const openDuration = yield* Adapter.duration(["circuit", "openDuration"], options.openDuration ?? "30 seconds")
+    return yield* CircuitBreaker.make({
+      tripPolicy: CircuitBreaker.consecutive(failures),
+      openDuration,
+      // A Retry-After may lengthen an opening up to this; no longer, or a vendor could park itself.
+      maxOpenDuration: Duration.max(openDuration, Duration.minutes(5))
+    }).pipe(Effect.provide(CircuitBreaker.layerStoreMemory()))
+  })
+
+/** What a provider of the chain answered: `called` false when its circuit skipped it. */
+interface Answer {
+  readonly error: ProviderError
+  readonly called: boolean
+}
+
+/** A provider skipped without a call: its circuit is open, or half-open with another send probing it. */
+const skipped = (name: string, error: CircuitBreaker.CircuitBreakerError) =>
+  new ProviderError({
+    provider: name,
+    reason: new Unavailable({
+      message:
+        error.reason._tag === "CircuitOpen"
+          ? `skipped: its circuit is open after repeated failures (tried again in ${Math.ceil(Duration.toSeconds(error.reason.retryAfter))} s); the message was not sent to it`
+          : `skipped: its circuit is half-open and another send is probing it; the message was not sent to it`,
+      possiblySent: false
+    }),
+    cause: error
+  })
+
+/** The chain's answer, once no provider is left: the last error of a provider that was called. */
+const exhausted = (answers: ReadonlyArray<Answer>) => {
+  const last = answers.findLastIndex((a) => a.called)
+  const others = answers.filter((_, i) => i !== last).map((a) => a.error)
+  const final = answers[last]?.error
+  return final !== undefined
+    ? answered(final, final.provider, others)
+    : new ProviderError({
+        provider: "failover",
+        reason: new Unavailable({
+          message: `every provider was skipped while its circuit is open (${others.map((e) => e.provider).join(", ")}); the message was not sent`,
+          possiblySent: false
+        }),
+        failover: others
+      })
+}
+
 export const failover = (
   providers: readonly [EmailProvider, ...Array<EmailProvider>],
   options: FailoverOptions = {}
 ): Effect.Effect<EmailProvider, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
     yield* checkNames(providers)
-    const failures = yield* Adapter.positiveInteger(["circuit", "failures"], options.circuit?.failures ?? 5)
-    const openDuration = yield* Adapter.duration(
-      ["circuit", "openDuration"],
-      options.circuit?.openDuration ?? "30 seconds"
-    )
-    const breaker = yield* CircuitBreaker.make({
-      tripPolicy: CircuitBreaker.consecutive(failures),
-      openDuration,
-      // A Retry-After may lengthen an opening up to this; no longer, or a vendor could park itself.
-      maxOpenDuration: Duration.max(openDuration, Duration.minutes(5))
-    }).pipe(Effect.provide(CircuitBreaker.layerStoreMemory()))
+    const breaker = yield* circuitBreaker(options.circuit)
     // Each provider counted and timed under its own name; the failover itself is not counted again.
     const members = providers.map((provider, i) => ({
       provider: MailroomMetrics.instrument(provider),
@@ -141,38 +181,8 @@ export const failover = (
       key: `${i}:${provider.name}`
     }))
 
-    const skipped = (name: string, error: CircuitBreaker.CircuitBreakerError) =>
-      new ProviderError({
-        provider: name,
-        reason: new Unavailable({
-          message:
-            error.reason._tag === "CircuitOpen"
-              ? `skipped: its circuit is open after repeated failures (tried again in ${Math.ceil(Duration.toSeconds(error.reason.retryAfter))} s); the message was not sent to it`
-              : `skipped: its circuit is half-open and another send is probing it; the message was not sent to it`,
-          possiblySent: false
-        }),
-        cause: error
-      })
-
-    /** The chain's answer, once no provider is left: the last error of a provider that was called. */
-    const exhausted = (answers: ReadonlyArray<{ readonly error: ProviderError; readonly called: boolean }>) => {
-      const last = answers.findLastIndex((a) => a.called)
-      const others = answers.filter((_, i) => i !== last).map((a) => a.error)
-      const final = answers[last]?.error
-      return final !== undefined
-        ? answered(final, final.provider, others)
-        : new ProviderError({
-            provider: "failover",
-            reason: new Unavailable({
-              message: `every provider was skipped while its circuit is open (${others.map((e) => e.provider).join(", ")}); the message was not sent`,
-              possiblySent: false
-            }),
-            failover: others
-          })
-    }
-
     const send = (email: OutboundEmail): Effect.Effect<SendResult, ProviderError> => {
-      const answers: Array<{ readonly error: ProviderError; readonly called: boolean }> = []
+      const answers: Array<Answer> = []
       const attempt = (i: number): Effect.Effect<SendResult, ProviderError> => {
         const member = members[i]
         if (member === undefined) return Effect.fail(exhausted(answers))
