@@ -158,9 +158,10 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   // Retried: what the provider certainly did not accept (`isRetryable`), unless it asks for a longer
   // wait than `maxDelay`. Not retried: core's own refusals (provider "mailroom"), such as the rate
-  // limiter's, which already waited as long as it was allowed to.
+  // limiter's, which already waited as long as it was allowed to, and a failover's answer (`failover`
+  // set): it already tried each provider that could take the message, so retrying would multiply calls.
   const retryable = (error: ProviderError) =>
-    error.provider !== "mailroom" && error.isRetryable && askedMillis(error) <= maxDelay
+    error.provider !== "mailroom" && error.failover === undefined && error.isRetryable && askedMillis(error) <= maxDelay
 
   // Exponential from `baseDelay`, each wait capped at `maxDelay` and jittered over its upper half,
   // never shorter than the provider asked; `maxAttempts` in all.

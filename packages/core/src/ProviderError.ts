@@ -94,6 +94,13 @@ export class ProviderError extends Data.TaggedError("ProviderError")<{
   readonly provider: string
   readonly reason: Reason
   readonly cause?: unknown
+  /**
+   * Set on every error of an `EmailProvider.failover`: what each other provider of the chain answered
+   * before this one (a provider skipped while its circuit was open as `Unavailable`), in chain order.
+   * The failover already tried every provider that could take the message, so core's Mailer does not
+   * retry it.
+   */
+  readonly failover?: ReadonlyArray<ProviderError>
 }> {
   readonly [TypeId] = TypeId
 

@@ -2,7 +2,7 @@
 // node:http server, logs one line per request, and shuts down gracefully.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { IdempotencyStore, Mailroom, MailroomError } from "@mailroom/core"
+import { type EmailProvider, IdempotencyStore, Mailroom, MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { type Context, Duration, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
@@ -11,6 +11,7 @@ import type { SqlError } from "effect/sql"
 import { answerClientError } from "./internal/clientError.js"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
+import * as Failover from "./internal/failoverProvider.js"
 import * as Health from "./internal/health.js"
 import { lazy } from "./internal/lazy.js"
 import * as Operational from "./internal/operational.js"
@@ -93,7 +94,9 @@ const storageLayer = (storage: Config["storage"], publicUrl: string) => {
   }
 }
 
-const providerLayer = (provider: Config["provider"]) => {
+const providerLayer = (
+  provider: Config["provider"]
+): Layer.Layer<EmailProvider.EmailProvider, EffectConfig.ConfigError> => {
   switch (provider.kind) {
     case "outbox":
       return OutboxEmailProvider.layer({
@@ -132,6 +135,8 @@ const providerLayer = (provider: Config["provider"]) => {
       )
     case "resend":
       return lazy(async () => (await import("@mailroom/resend")).ResendEmailProvider.layer(resendOptions(provider)))
+    case "failover":
+      return Failover.layer(provider, providerLayer)
   }
 }
 

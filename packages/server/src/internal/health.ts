@@ -10,12 +10,10 @@ const describeUrl = (url: string) => {
   return `${protocol}//${host}`
 }
 
+type Requirements = ObjectStore.ObjectStore | Organizations.Organizations | EmailProvider.EmailProvider
+
 /** One check: undefined when ready, else why not (safe to show: no credential, no URL password). */
-export type Check = Effect.Effect<
-  string | undefined,
-  never,
-  ObjectStore.ObjectStore | Organizations.Organizations | EmailProvider.EmailProvider
->
+export type Check = Effect.Effect<string | undefined, never, Requirements>
 
 const bounded = (check: Check, what: string): Check =>
   check.pipe(
@@ -47,14 +45,11 @@ const database: Check = Effect.flatMap(Organizations.Organizations, (organizatio
   )
 )
 
-// The provider's own `verify` (credentials resolve, the vendor answers and takes them), then what the
-// server knows of it (the SES quota could not be read at the last try).
-const provider = (problem: () => string | undefined): Check =>
-  Effect.flatMap(EmailProvider.EmailProvider, (service) =>
-    (service.verify ?? Effect.void).pipe(
-      Effect.as(problem()),
-      Effect.catch((error) => Effect.succeed(`${error.provider}: ${error.message}`))
-    )
+// A provider's own `verify` (credentials resolve, the vendor answers and takes them).
+const verified = (provider: EmailProvider.EmailProvider): Effect.Effect<string | undefined> =>
+  (provider.verify ?? Effect.void).pipe(
+    Effect.as(undefined),
+    Effect.catch((error) => Effect.succeed(`${error.provider}: ${error.message}`))
   )
 
 /**
@@ -82,7 +77,47 @@ export const throttled = (check: Check): Check => {
  */
 export const make = (options: { readonly postgres: boolean; readonly providerProblem: () => string | undefined }) => {
   const pings = new Map<string, Check>()
-  const providerCheck = throttled(provider(options.providerProblem))
+  // Throttled, each on its own: a vendor counts each verify against the account's limits (Resend: 2
+  // requests a second for the whole team; an SMTP server: a connection each).
+  const verifies = new Map<EmailProvider.EmailProvider, Check>()
+  const verifyOf = (provider: EmailProvider.EmailProvider, what: string): Check => {
+    let check = verifies.get(provider)
+    if (check === undefined) {
+      check = throttled(bounded(verified(provider), what))
+      verifies.set(provider, check)
+    }
+    return check
+  }
+  /**
+   * `provider`: its verify, then what the server knows of it (the SES quota could not be read at the
+   * last try). A failover's providers each get `provider.{name}` too; it is ready when one of them is.
+   */
+  const providerChecks = Effect.flatMap(
+    EmailProvider.EmailProvider,
+    (service): Effect.Effect<ReadonlyArray<readonly [string, string | undefined, boolean]>, never, Requirements> => {
+      const members = service.members
+      if (members === undefined) {
+        return Effect.map(verifyOf(service, "the email provider"), (problem) => [
+          ["provider", problem ?? options.providerProblem(), true]
+        ])
+      }
+      return Effect.map(
+        Effect.forEach(members, (member) => verifyOf(member, `the ${member.name} provider`), {
+          concurrency: "unbounded"
+        }),
+        (problems) => [
+          [
+            "provider",
+            problems.some((p) => p === undefined)
+              ? options.providerProblem()
+              : "no provider of the failover is ready (see provider.*)",
+            true
+          ],
+          ...members.map((member, i) => [`provider.${member.name}`, problems[i], false] as const)
+        ]
+      )
+    }
+  )
   /** A layer that registers the PING of the Redis it is given; provide it the store's own connection layer. */
   const watchRedis = (url: string): Layer.Layer<never, never, Redis.Redis> =>
     Layer.effectDiscard(
@@ -102,20 +137,22 @@ export const make = (options: { readonly postgres: boolean; readonly providerPro
     ...[...pings].map(
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const
-    ),
-    // Throttled: a vendor counts each verify against the account's limits (Resend: 2 requests a second
-    // for the whole team; an SMTP server: a connection each), which probes every few seconds would spend.
-    ["provider", bounded(providerCheck, "the email provider")]
+    )
   ]
-  /** `{ready, checks: {name: "ok" | why}}`, every check run at once. */
+  /**
+   * `{ready, checks: {name: "ok" | why}}`, every check run at once. A failover's `provider.{name}`
+   * entries inform: the failover's own `provider` entry decides.
+   */
   const readiness = Effect.gen(function* () {
     const named = checks()
-    const results = yield* Effect.forEach(named, ([, check]) => check, { concurrency: "unbounded" })
+    const [results, provider] = yield* Effect.all(
+      [Effect.forEach(named, ([, check]) => check, { concurrency: "unbounded" }), providerChecks],
+      { concurrency: "unbounded" }
+    )
+    const entries = [...named.map(([name], i) => [name, results[i], true] as const), ...provider]
     const body: Record<string, string> = {}
-    named.forEach(([name], i) => {
-      body[name] = results[i] ?? "ok"
-    })
-    return { ready: results.every((r) => r === undefined), checks: body }
+    for (const [name, problem] of entries) body[name] = problem ?? "ok"
+    return { ready: entries.every(([, problem, decides]) => problem === undefined || !decides), checks: body }
   })
   return { watchRedis, readiness }
 }
