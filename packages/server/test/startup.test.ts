@@ -121,6 +121,12 @@ describe("a dependency the config names cannot be used at start-up", () => {
     assert.include(output, `provider.requestHost: Postmark at 127.0.0.1:${port} could not be reached (ECONNREFUSED)`)
   })
 
+  it("SMTP on a closed port names provider.host and the refused connection", async () => {
+    const port = await freePort()
+    const { output } = await refused("smtp", { provider: { kind: "smtp", host: "127.0.0.1", port } })
+    assert.match(output, new RegExp(`provider\\.host: .*127\\.0\\.0\\.1:${port}.*ECONNREFUSED`))
+  })
+
   it("a key file that cannot be read is named with the config file's path, not 'config'", async () => {
     const missing = join(dir, "no-such-key.json")
     const { output, path } = await refused("keyfile", {

@@ -53,14 +53,15 @@ const verified = (provider: EmailProvider.EmailProvider): Effect.Effect<string |
   )
 
 /**
- * `check` made at most once a minute while it passes and every 5 seconds while it fails: a vendor counts
- * each call against the account's rate limit (Resend: 2 requests a second for the whole team), which
- * probes from every instance every few seconds would otherwise spend.
+ * `check` made at most every 15 seconds while it passes and every 5 seconds while it fails: a vendor
+ * counts each call against the account's rate limit (Resend: 2 requests a second for the whole team),
+ * which probes from every instance every few seconds would otherwise spend; 15 s is still within the
+ * time a load balancer takes to act on a few failed probes.
  */
 export const throttled = (check: Check): Check => {
   let last: { readonly at: number; readonly problem: string | undefined } | undefined
   return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    if (last !== undefined && now - last.at < (last.problem === undefined ? 60_000 : 5_000)) {
+    if (last !== undefined && now - last.at < (last.problem === undefined ? 15_000 : 5_000)) {
       return Effect.succeed(last.problem)
     }
     return Effect.tap(check, (problem) =>

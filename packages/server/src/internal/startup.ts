@@ -107,6 +107,10 @@ const providerField = (provider: Config["provider"], unreachable: boolean): stri
       return provider.endpoint === undefined ? "provider.region" : "provider.endpoint"
     case "postmark":
       return unreachable ? "provider.requestHost" : "provider.serverToken"
+    case "resend":
+      return unreachable ? "provider.baseUrl" : "provider.apiKey"
+    case "smtp":
+      return unreachable ? "provider.host" : "provider.auth"
     default:
       return "provider"
   }
