@@ -1,3 +1,15 @@
+export {
+  type Fault,
+  type FaultServer,
+  type FaultTarget,
+  faultServer,
+  type NetworkFaultCase,
+  networkFaultCases,
+  refusedPort,
+  type TlsServer,
+  tlsServer,
+  unresolvableHost
+} from "./networkFaults.js"
 export { freePort } from "./ports.js"
 export {
   type Cluster as PostgresCluster,
