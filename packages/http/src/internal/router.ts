@@ -18,8 +18,11 @@ export interface Incoming {
   readonly header: (name: string) => string | undefined
   /** The body, or "too-large" as soon as more than `limit` bytes arrive. */
   readonly body: (limit: number) => Promise<Uint8Array | "too-large">
-  /** The same request as a Web Request, for routes a store contributes (streamed bodies). */
-  readonly toWeb: () => Request
+  /**
+   * The same request as a Web Request, for routes a store contributes (streamed bodies), or the
+   * error that says why its exact bytes are gone (read and parsed by middleware first).
+   */
+  readonly toWeb: () => Request | Error
 }
 
 /** `unrouted`: no route of mailroom's serves the request, so a framework may hand it on. */
@@ -329,7 +332,10 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
             const allow = contributed.methods.join(", ")
             return failure("other", 405, [`use ${allow} with a signed URL, not ${request.method}`], { allow })
           }
-          return { web: await contributed.handle(request.toWeb()) }
+          const web = request.toWeb()
+          // Never a parser's value serialised again in place of the file: refused, and said why.
+          if (web instanceof Error) return failure("other", 500, [web.message])
+          return { web: await contributed.handle(web) }
         }
         return { ...failure("other", 404, [`no route for ${request.method} ${request.pathname}`]), unrouted: true }
       }
