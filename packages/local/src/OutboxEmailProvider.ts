@@ -85,10 +85,17 @@ const badMetadata = (metadata: Readonly<Record<string, string>> | undefined) =>
 /** The `Message-ID` header of a message: `<{message_id}@outbox.mailroom>`. */
 export const messageIdHeader = (messageId: string): string => `<${messageId}@outbox.mailroom>`
 
-// nodemailer's composer is loaded with the first message, not when the server starts.
+// nodemailer's composer is loaded with the first message, not when the server starts. A failed load
+// (EMFILE while the process is short of file handles) is forgotten, so the next message tries again.
 let composerModule: Promise<typeof MailComposerClass> | undefined
 const mailComposer = () => {
-  composerModule ??= import("nodemailer/lib/mail-composer").then((module) => module.default)
+  composerModule ??= import("nodemailer/lib/mail-composer").then(
+    (module) => module.default,
+    (error: unknown) => {
+      composerModule = undefined
+      throw error
+    }
+  )
   return composerModule
 }
 
