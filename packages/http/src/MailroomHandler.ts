@@ -107,6 +107,9 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): 
           })
           // A store that refused an upload part-way has not read it all: close rather than drain.
           if (!req.complete) headers.connection = "close"
+          // A client that stops reading is let go: no connection held for ever by a stalled reader.
+          const idle = answer.idleTimeoutMillis
+          if (idle !== undefined) res.setTimeout(idle, () => res.destroy())
           res.writeHead(answer.web.status, headers)
           if (body === null) {
             res.end()

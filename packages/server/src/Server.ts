@@ -1,13 +1,14 @@
 // The standalone service: builds the layers a config names, serves both API variants on one
 // node:http server, logs one line per request, and shuts down gracefully.
-import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
 import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
 import { type Context, Duration, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
+import { answerClientError } from "./internal/clientError.js"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
@@ -60,7 +61,14 @@ const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]
 const storageLayer = (storage: Config["storage"], publicUrl: string) => {
   switch (storage.kind) {
     case "local":
-      return DiskObjectStore.layer({ dir: storage.dir, publicUrl, signingSecret: Redacted.make(storage.signingSecret) })
+      return DiskObjectStore.layer({
+        dir: storage.dir,
+        publicUrl,
+        signingSecret: Redacted.make(storage.signingSecret),
+        // The config checked it is a duration Effect reads.
+        ...optional("transferIdleTimeout", storage.transferIdleTimeout as Duration.Input | undefined),
+        ...optional("maxOpenFiles", storage.maxOpenFiles)
+      })
     case "s3":
       return lazy(async () =>
         (await import("@mailroom/s3")).S3ObjectStore.layer({
@@ -195,39 +203,6 @@ const within = (promise: Promise<unknown>, ms: number) =>
       }
     )
   })
-
-/** What Node's parser refused, as the API's clients expect it: a status and a JSON {message}. */
-const clientErrorAnswer = (code: string | undefined): readonly [number, string] => {
-  switch (code) {
-    case "HPE_HEADER_OVERFLOW":
-      return [431, "the request line or headers are larger than the server accepts"]
-    case "ERR_HTTP_REQUEST_TIMEOUT":
-      return [408, "the request took too long to arrive"]
-    default:
-      return [400, "the request is not valid HTTP/1.1"]
-  }
-}
-
-/**
- * Node answers a request its parser refuses with an empty body; this writes the same status with a
- * JSON body, as every other answer of the API has. Nothing is written when the socket cannot take
- * it or an answer is already under way on it.
- */
-const answerClientError = (error: Error & { readonly code?: string }, socket: Socket) => {
-  const current = (socket as Socket & { readonly _httpMessage?: ServerResponse })._httpMessage
-  if (error.code === "ECONNRESET" || !socket.writable || current?.headersSent === true) {
-    socket.destroy()
-    return
-  }
-  const [status, message] = clientErrorAnswer(error.code)
-  const body = JSON.stringify({ message })
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-      "content-type: application/json; charset=utf-8\r\n" +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`
-  )
-}
 
 /** Starts the service for a checked config. Rejects with a ServerConfigError when the layers cannot be built from it. */
 export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {

@@ -1,12 +1,13 @@
 // The built `mailroom` command run short of file handles (`ulimit -n`), as a busy host runs it: a
 // failure while every handle is taken lasts only as long as the shortage.
-import { readdirSync } from "node:fs"
+import { readdirSync, readlinkSync } from "node:fs"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { Agent, request } from "node:http"
 import { connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { ServerConfig } from "../src/index.js"
 import { type ServerProcess, startServer } from "./support/serverProcess.js"
 
 const apiKey = "mr_test_acme"
@@ -92,7 +93,10 @@ const exhaustHandles = async (url: string) => {
     held.push(socket)
     if (held.length > 1000) throw new Error("the server never ran out of file handles: is the limit applied?")
   }
-  return { count: held.length, release: () => held.forEach((socket) => socket.destroy()) }
+  const release = () => {
+    for (const socket of held) socket.destroy()
+  }
+  return { count: held.length, release }
 }
 
 const email = JSON.stringify({
@@ -132,5 +136,142 @@ describe("an outbox whose first send runs out of file handles", () => {
     } finally {
       client.close()
     }
+  })
+})
+
+/** The object files of the store under `dir` that the process holds open (Linux's /proc). */
+const objectFilesOpen = (pid: number, dir: string) =>
+  readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(`${dir}/storage/objects/`)
+    } catch {
+      return false // closed while listed
+    }
+  }).length
+
+/** Resolves once `condition` holds, checked every 20 ms, or rejects after `ms`. */
+const eventually = async (condition: () => boolean, what: string, ms = 15_000) => {
+  const deadline = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** A client that asks for `path` and never reads the answer: what the server wrote waits in buffers. */
+const stalledReader = (url: string, path: string) => {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  socket.on("error", () => {})
+  let closed = false
+  socket.once("close", () => {
+    closed = true
+  })
+  let answered = false
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`)
+  // Never read(): Node fills the socket's buffer (16 KiB) with the first bytes, then reads nothing more.
+  socket.once("readable", () => {
+    answered = true
+  })
+  return {
+    answered: () => answered || closed,
+    closed: () => closed,
+    /** Reads from now on, so a connection the server has let go ends here. */
+    drain: () => {
+      socket.removeAllListeners("readable")
+      socket.resume()
+    }
+  }
+}
+
+describe("downloads whose readers stop reading", () => {
+  const maxOpenFiles = 5
+  const readers = 20
+  let dir: string
+  let server: ServerProcess
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "mailroom-stalled-"))
+    const storage = { kind: "local", dir: "storage", signingSecret: "test-secret" }
+    const config = await writeConfig(dir, {
+      storage: { ...storage, transferIdleTimeout: "1 seconds", maxOpenFiles }
+    })
+    server = await startServer(config)
+  }, 30_000)
+  afterAll(async () => {
+    await server?.stop()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it("hold at most maxOpenFiles files, get 503 past it, are cut off when idle, and others are answered", async () => {
+    const headers = { "x-api-key": apiKey, "content-type": "application/json" }
+    const presign = await fetch(`${server.url}/attachments/presign`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ filename: "big.bin", content_type: "application/octet-stream" })
+    })
+    const { url: uploadUrl, key } = (await presign.json()) as { url: string; key: string }
+    // Larger than what a stalled connection's buffers take, so each reader keeps its file open.
+    const bytes = new Uint8Array(20 * 1024 * 1024).map((_, i) => (i * 7919) % 251)
+    const put = await fetch(uploadUrl, {
+      method: "PUT",
+      headers: { "content-type": "application/octet-stream" },
+      body: bytes
+    })
+    assert.strictEqual(put.status, 200)
+    const download = await fetch(`${server.url}/attachments/download?key=${encodeURIComponent(key)}`, { headers })
+    const { download_url } = (await download.json()) as { download_url: string }
+    const path = download_url.slice(server.url.length)
+
+    const stalled = Array.from({ length: readers }, () => stalledReader(server.url, path))
+    await eventually(() => stalled.every((reader) => reader.answered()), "every stalled reader was answered")
+    assert.isAtMost(objectFilesOpen(server.pid, dir), maxOpenFiles, "files held open by stalled readers")
+
+    // Past the bound: a clear 503 with Retry-After; the API still answers.
+    const refused = await fetch(download_url)
+    assert.strictEqual(refused.status, 503)
+    assert.strictEqual(refused.headers.get("retry-after"), "1")
+    assert.match(((await refused.json()) as { message: string }).message, /transfers under way, its limit/)
+    const sent = await fetch(`${server.url}/emails`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        from: "billing@acme.example",
+        to: ["alice@example.com"],
+        subject: "Hi",
+        body: { text: "Hi" }
+      })
+    })
+    assert.strictEqual(sent.status, 201)
+
+    // Idle for transferIdleTimeout: every file is closed, every stalled connection let go.
+    await eventually(() => objectFilesOpen(server.pid, dir) === 0, "the stalled readers' files were closed")
+    for (const reader of stalled) reader.drain()
+    await eventually(() => stalled.every((reader) => reader.closed()), "the server let every stalled reader go")
+    const again = await fetch(download_url)
+    assert.strictEqual(again.status, 200)
+    assert.deepStrictEqual(new Uint8Array(await again.arrayBuffer()), bytes)
+    assert.notInclude(server.output().stderr, "EMFILE", "nothing ran out of file handles")
+  }, 60_000)
+})
+
+describe('"storage": {"kind": "local"} transfer options', () => {
+  it("are checked, naming the field", () => {
+    const storage = { kind: "local", dir: "s", signingSecret: "x", transferIdleTimeout: "soon", maxOpenFiles: 0 }
+    const config = {
+      serviceDomain: "mailroom.test",
+      organizations: [],
+      storage,
+      provider: { kind: "outbox", dir: "o" }
+    }
+    let problems: ReadonlyArray<string> = []
+    try {
+      ServerConfig.parse(config)
+    } catch (error) {
+      problems = (error as ServerConfig.ServerConfigError).problems
+    }
+    assert.deepStrictEqual(problems, [
+      'storage.transferIdleTimeout: must be a duration such as "500 millis", "5 seconds" or "24 hours"',
+      "storage.maxOpenFiles: must be a whole number above 0"
+    ])
   })
 })

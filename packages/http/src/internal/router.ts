@@ -26,7 +26,9 @@ export interface Incoming {
 }
 
 /** `unrouted`: no route of mailroom's serves the request, so a framework may hand it on. */
-export type Answer = (Outgoing & { readonly unrouted?: true }) | { readonly web: Response }
+export type Answer =
+  | (Outgoing & { readonly unrouted?: true })
+  | { readonly web: Response; readonly idleTimeoutMillis?: number | undefined }
 
 export interface Options {
   /**
@@ -335,7 +337,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
           const web = request.toWeb()
           // Never a parser's value serialised again in place of the file: refused, and said why.
           if (web instanceof Error) return failure("other", 500, [web.message])
-          return { web: await contributed.handle(web) }
+          return { web: await contributed.handle(web), idleTimeoutMillis: contributed.idleTimeoutMillis }
         }
         return { ...failure("other", 404, [`no route for ${request.method} ${request.pathname}`]), unrouted: true }
       }
