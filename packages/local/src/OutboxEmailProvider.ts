@@ -217,6 +217,10 @@ const build = (
       catch: Errors.toProviderError
     })
 
+  // The caller learns the code and that nothing was sent; whoever runs the server reads the cause.
+  const logFailure = (what: string) => (error: ProviderError.ProviderError) =>
+    Effect.logError(`[mailroom] outbox: a message could not be ${what} in ${dir}: ${String(error.cause)}`)
+
   const send = (email: EmailProvider.OutboundEmail) =>
     Effect.gen(function* () {
       if (options.paused === true) {
@@ -272,7 +276,7 @@ const build = (
         )
       }
       const messageId = Uuid.v7()
-      const { raw, sidecar } = yield* render(email, messageId)
+      const { raw, sidecar } = yield* render(email, messageId).pipe(Effect.tapError(logFailure("rendered")))
       if (raw.byteLength > limits.maxMessageBytes) {
         return yield* fail(
           new ProviderError.MessageTooLarge({
@@ -280,7 +284,7 @@ const build = (
           })
         )
       }
-      yield* write(messageId, raw, sidecar)
+      yield* write(messageId, raw, sidecar).pipe(Effect.tapError(logFailure("written")))
       if (options.events !== undefined) {
         yield* Adapter.publishAccepted(
           options.events,

@@ -2,6 +2,7 @@
 // node:http server, logs one line per request, and shuts down gracefully.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { join } from "node:path"
 import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
@@ -240,7 +241,10 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const rateLimiting = RateLimiting.make(config, redis)
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
-    providerProblem: rateLimiting.providerProblem
+    providerProblem: rateLimiting.providerProblem,
+    // The disk store's uploads land in its .tmp first: the same file system as the objects.
+    storageDir: config.storage.kind === "local" ? join(config.storage.dir, ".tmp") : undefined,
+    outboxDir: config.provider.kind === "outbox" ? config.provider.dir : undefined
   })
   const operational = Operational.make({
     metrics: config.metrics,

@@ -17,4 +17,5 @@ export {
   startCluster as startPostgresCluster
 } from "./postgres.js"
 export { type RedisServer, startRedisServer } from "./redis.js"
+export { type SmallDisk, smallDisk } from "./smallDisk.js"
 export { scopedTempDir, type TempDir, tempDir } from "./tempDir.js"

@@ -76,14 +76,14 @@ const providerReasons: {
   SendingPaused: (r) => ({ status: 503, messages: [r.message] }),
   // Throttled, not accepted: 429, and one second when the provider did not say how long.
   RateLimited: (r) => withRetryAfter(429, r.message, r.retryAfter ?? Duration.seconds(1)),
-  Unavailable: (r) => ({
-    status: 503,
-    messages: [
+  Unavailable: (r) =>
+    withRetryAfter(
+      503,
       r.possiblySent
         ? "the email provider did not confirm the message; it may have been sent, so check before sending it again"
-        : "the email provider is unavailable; nothing was sent"
-    ]
-  }),
+        : "the email provider is unavailable; nothing was sent",
+      r.retryAfter
+    ),
   // Unclassified: a 500 that says nothing internal.
   Unknown: () => undefined
 }

@@ -2,6 +2,7 @@
 // limits the URL was signed for, a GET streams the object back; every refusal is JSON `{message}`.
 import * as Adapter from "@mailroom/core/adapter"
 import type * as StoreRoutes from "@mailroom/http/StoreRoutes"
+import { Duration } from "effect"
 import * as Errors from "./errors.js"
 import * as Signing from "./signing.js"
 import * as Storage from "./storage.js"
@@ -32,8 +33,7 @@ export const json = (status: number, message: string, headers: Record<string, st
 
 const refuse = (message: string) => json(403, message)
 
-/** Out of file handles (ours or the process's): a moment's wait is enough. */
-const busyRetrySeconds = 1
+const seconds = (duration: Duration.Duration) => String(Math.ceil(Duration.toSeconds(duration)))
 
 export const make = ({
   secret,
@@ -49,7 +49,7 @@ export const make = ({
   const files = Transfers.slots(maxOpenFiles)
   const busy = () =>
     json(503, `the store has ${maxOpenFiles} transfers under way, its limit; try again shortly`, {
-      "retry-after": String(busyRetrySeconds)
+      "retry-after": seconds(Errors.busyRetryAfter)
     })
 
   /** The key a request path names, or undefined when it names none. */
@@ -186,9 +186,14 @@ export const make = ({
     const code = Errors.codeOf(error)
     const path = new URL(request.url).pathname
     logError(`[mailroom] storage: ${request.method} ${path} failed: ${String((error as Error)?.stack ?? error)}`)
-    if (code === "EMFILE" || code === "ENFILE") {
+    if (Errors.isOutOfHandles(error)) {
       return json(503, `the store is out of file handles (${code}); try again shortly`, {
-        "retry-after": String(busyRetrySeconds)
+        "retry-after": seconds(Errors.busyRetryAfter)
+      })
+    }
+    if (Errors.isDiskFull(error)) {
+      return json(503, `the store's disk is full (${code}): nothing was stored; try again later`, {
+        "retry-after": seconds(Errors.diskFullRetryAfter)
       })
     }
     return json(500, code === undefined ? "the store failed" : `the store failed (${code})`)
