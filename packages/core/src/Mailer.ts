@@ -6,6 +6,7 @@ import { EmailProvider, type OutboundAttachment, type OutboundEmail } from "./Em
 import { IdempotencyStore, type Scope } from "./IdempotencyStore.js"
 import { domainOf } from "./internal/address.js"
 import * as SendAttachments from "./internal/sendAttachments.js"
+import * as Shutdown from "./internal/shutdown.js"
 import { withSpan } from "./internal/tracing.js"
 import { organizationKey } from "./MailEvent.js"
 import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
@@ -35,6 +36,13 @@ export interface Config {
   readonly attachmentBytesInFlight?: number
   /** How long a send waits for that room before it fails with `Unavailable` (503, Retry-After). Default 10 s. */
   readonly attachmentBudgetWait?: Duration.Input
+  /**
+   * Aborted by the host when it stops waiting for sends (its shutdown grace period is over): a send
+   * still running then fails as `Unavailable` at once, possibly sent when the provider had the message
+   * (its Idempotency-Key is recorded as uncertain), nothing sent when it had not (the key is released).
+   * Default: none, sends run to their end.
+   */
+  readonly shutdown?: AbortSignal
 }
 
 export const defaultAttachmentBytesInFlight = 256 * 1024 * 1024
@@ -169,12 +177,16 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
    * retries are what `Effect.retry(attempt, retrySchedule)` makes and a send that succeeds at once
    * (nearly all of them) does not build the schedule's state.
    */
-  const sendWithRetries = (email: OutboundEmail) => {
+  const sendWithRetries = (email: OutboundEmail, progress: Shutdown.Progress | undefined) => {
     const recipients = email.to.length + email.cc.length + email.bcc.length
-    const attempt =
-      limiter._tag === "Some"
-        ? Effect.andThen(limiter.value.acquire(recipients), provider.send(email))
-        : provider.send(email)
+    const call =
+      progress === undefined
+        ? provider.send(email)
+        : Effect.suspend(() => {
+            progress.called = true
+            return provider.send(email)
+          })
+    const attempt = limiter._tag === "Some" ? Effect.andThen(limiter.value.acquire(recipients), call) : call
     return Effect.catch(attempt, (first) => {
       let replayed = false
       const again = Effect.suspend(() => {
@@ -188,7 +200,11 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   // The hot path of every send: plain functions and a few Effect steps, no generators, so that what
   // mailroom adds to a provider call stays small beside the call itself.
-  const deliver = (principal: Principal, request: Request): Effect.Effect<Wire.SendEmailResponse, SendError> => {
+  const deliverOnce = (
+    principal: Principal,
+    request: Request,
+    progress: Shutdown.Progress | undefined
+  ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
     const problems = attachments.staticProblems(principal, request)
     // A request that fails anyway reports every validation problem first, as it always has.
     const checked =
@@ -198,22 +214,25 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
             Effect.andThen(attachments.report(request, problems), Effect.fail(error))
           )
     const send = (loaded: ReadonlyArray<OutboundAttachment>) =>
-      sendWithRetries({
-        from:
-          request.from_name === undefined
-            ? { address: request.from }
-            : { address: request.from, name: request.from_name },
-        to: request.to,
-        cc: request.cc ?? [],
-        bcc: request.bcc ?? [],
-        replyTo: request.reply_to ?? [],
-        subject: request.subject,
-        ...(request.body.html ? { html: request.body.html } : {}),
-        ...(request.body.text ? { text: request.body.text } : {}),
-        attachments: loaded,
-        // The provider hands it back with each delivery event, which finds its organisation by it.
-        metadata: { [organizationKey]: principal.orgId }
-      })
+      sendWithRetries(
+        {
+          from:
+            request.from_name === undefined
+              ? { address: request.from }
+              : { address: request.from, name: request.from_name },
+          to: request.to,
+          cc: request.cc ?? [],
+          bcc: request.bcc ?? [],
+          replyTo: request.reply_to ?? [],
+          subject: request.subject,
+          ...(request.body.html ? { html: request.body.html } : {}),
+          ...(request.body.text ? { text: request.body.text } : {}),
+          attachments: loaded,
+          // The provider hands it back with each delivery event, which finds its organisation by it.
+          metadata: { [organizationKey]: principal.orgId }
+        },
+        progress
+      )
     // Attachment bytes are held in the memory budget until the provider has answered.
     const sent =
       request.attachments === undefined || request.attachments.length === 0
@@ -233,6 +252,13 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       )
     )
   }
+
+  // With a host's shutdown signal, a send still running when it aborts is answered (see Config.shutdown).
+  const { shutdown } = config
+  const deliver = (principal: Principal, request: Request): Effect.Effect<Wire.SendEmailResponse, SendError> =>
+    shutdown === undefined
+      ? deliverOnce(principal, request, undefined)
+      : Shutdown.stoppable(shutdown, provider.name, (progress) => deliverOnce(principal, request, progress))
 
   // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
   // (a 409 on retries until it expires), which never sends twice, so the failure is only logged.

@@ -12,7 +12,19 @@ const shapes = {
     properties: { errors: { type: "array", items: { type: "string" } } }
   },
   error: { type: "object", required: ["error"], properties: { error: { type: "string" } } },
-  message: { type: "object", required: ["message"], properties: { message: { type: "string" } } }
+  message: { type: "object", required: ["message"], properties: { message: { type: "string" } } },
+  unavailableSend: {
+    type: "object",
+    required: ["error", "may_have_been_sent"],
+    properties: {
+      error: { type: "string" },
+      may_have_been_sent: {
+        type: "boolean",
+        description:
+          "True when the provider may have accepted the message before failing (a timeout, a dropped connection, the server shutting down): check before sending it again, or retry with the same Idempotency-Key, which answers 409 instead of sending twice"
+      }
+    }
+  }
 } as const
 
 const retryAfter = (required: boolean) => ({
@@ -81,7 +93,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
   const components: Record<string, unknown> = {
     errorsBody: shapes.errors,
     errorBody: shapes.error,
-    messageBody: shapes.message
+    messageBody: shapes.message,
+    unavailableSendBody: shapes.unavailableSend
   }
   for (const [name, schema] of Object.entries({
     SendEmailRequest: Wire.SendEmailRequest,
@@ -177,8 +190,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
             "429": errorResponse("error", "Rate limited by the provider", retryAfter(true)),
             "500": errorResponse("error", "Internal error"),
             "503": errorResponse(
-              "error",
-              "Sending is paused, the provider is unavailable, or the credential cannot be checked right now",
+              "unavailableSend",
+              "Sending is paused, the provider is unavailable or did not confirm the message, or the credential cannot be checked right now",
               retryAfter(false)
             )
           }

@@ -315,6 +315,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
+  // Aborted when the grace period is over: sends still waiting on the provider are answered then.
+  const stopSends = new AbortController()
   const events = eventsLayer(config.events, redis)
   const layer = Mailroom.layer<LayerError>({
     provider: inSection("provider", providerLayer(config.provider)),
@@ -325,6 +327,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     attachments: optional("idSecret", config.attachmentIdSecret),
     ...optional("rateLimiter", rateLimiting.layer && inSection("provider", rateLimiting.layer)),
     mailer: {
+      shutdown: stopSends.signal,
       ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
       // The config checked it is a duration Effect reads.
       ...optional("attachmentBudgetWait", config.sending.attachmentBudgetWait as Duration.Input | undefined)
@@ -360,6 +363,10 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
       server.closeIdleConnections()
       const drained = Promise.all([closed, settledAll(inFlight)])
       if (!(await within(drained, grace))) {
+        // Sends still waiting on their provider are answered now (503, may have been sent once the
+        // provider had them), each logged, and their Idempotency-Keys recorded as that outcome.
+        stopSends.abort()
+        await within(settledAll(inFlight), 2000)
         // Stalled clients and slow transfers: their requests end with an error, their uploads are discarded.
         server.closeAllConnections()
         // What is left is work whose client is gone (an interrupted upload's cleanup); it ends quickly.

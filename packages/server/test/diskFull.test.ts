@@ -82,7 +82,10 @@ describe.skipIf(unavailable !== undefined)(`a full disk${unavailable ? ` (skippe
     const send = await fetch(`${server.url}/emails`, { method: "POST", headers, body: email })
     assert.strictEqual(send.status, 503)
     assert.strictEqual(send.headers.get("retry-after"), "60")
-    assert.deepStrictEqual(await send.json(), { error: "the email provider is unavailable; nothing was sent" })
+    assert.deepStrictEqual(await send.json(), {
+      error: "the email provider is unavailable; nothing was sent",
+      may_have_been_sent: false
+    })
     await logged
     const { stdout, stderr } = server.output()
     assert.match(stdout + stderr, /storage: PUT \/_mailroom\/storage\/\S+ failed: Error: ENOSPC/)

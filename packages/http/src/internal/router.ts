@@ -316,7 +316,10 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     if (Exit.isSuccess(exit)) return exit.value
     const error = Cause.findErrorOption(exit.cause)
     const described = error._tag === "Some" ? describe(error.value) : undefined
-    if (described !== undefined) return failure(route.variant, described.status, described.messages, described.headers)
+    if (described !== undefined) {
+      const { status, messages, headers, mayHaveBeenSent } = described
+      return failure(route.variant, status, messages, headers, mayHaveBeenSent)
+    }
     logError(`[mailroom] 500 on ${request.method} ${request.pathname}\n${Cause.pretty(exit.cause)}`)
     return internal(route.variant)
   }
