@@ -261,10 +261,14 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       : Shutdown.stoppable(shutdown, provider.name, (progress) => deliverOnce(principal, request, progress))
 
   // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
-  // (a 409 on retries until it expires), which never sends twice, so the failure is only logged.
-  const recorded = (write: Effect.Effect<void, Unavailable>) =>
+  // (a 409 on retries until it expires), which never sends twice, so the failure is only logged. The
+  // line says what happened to the message, and the store's own cause: not the store's message to a
+  // caller ("nothing was sent"), which would be false of a message that was sent.
+  const recorded = (write: Effect.Effect<void, Unavailable>, outcome: string) =>
     Effect.catch(write, (error) =>
-      Effect.logError(`[mailroom] an Idempotency-Key outcome could not be recorded: ${error.message}`)
+      Effect.logError(
+        `[mailroom] ${outcome}, but its Idempotency-Key could not be updated (${String(error.cause ?? error.message)}); the key stays in flight until it expires, so a retry under it is refused (409), never sent again`
+      )
     )
 
   const withIdempotency = (principal: Principal, scope: Scope, request: Request) =>
@@ -291,16 +295,22 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       return yield* deliver(principal, request).pipe(
         Effect.onExit((exit) => {
           if (Exit.isSuccess(exit))
-            return recorded(idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }))
+            return recorded(
+              idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }),
+              `message ${exit.value.message_id} was sent`
+            )
           const failure = Exit.findErrorOption(exit)
           const uncertain =
             failure._tag === "Some" &&
             failure.value._tag === "ProviderError" &&
             failure.value.reason._tag === "Unavailable" &&
             failure.value.reason.possiblySent
-          return recorded(
-            uncertain ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint }) : idempotency.release(scope)
-          )
+          return uncertain
+            ? recorded(
+                idempotency.complete(scope, { _tag: "Uncertain", fingerprint }),
+                "a message may have been sent (its provider did not confirm it)"
+              )
+            : recorded(idempotency.release(scope), "a send failed and nothing was sent")
         }),
         Effect.map((response) => ({ response, replayed: false }))
       )
