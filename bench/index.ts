@@ -7,6 +7,7 @@ import * as gcs from "./gcs.ts"
 import * as hostile from "./hostile.ts"
 import * as http from "./http.ts"
 import * as outbox from "./outbox.ts"
+import * as outboxSize from "./outboxSize.ts"
 import * as presign from "./presign.ts"
 import * as s3 from "./s3.ts"
 import * as ses from "./ses.ts"
@@ -32,6 +33,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "outbox",
     "Outbox: OutboxEmailProvider.send vs one fsync'd .eml, and the former outbox's writes (5 interleaved rounds of 100)",
     outbox
+  ],
+  [
+    "outboxSize",
+    "Send rate vs the outbox's size: POST /emails, 16 at a time, to the built server with 100,000 messages in its outbox vs an empty one, viewer on and nobody looking (5 interleaved rounds of 150 bursts); then each one's CPU while idle",
+    outboxSize
   ],
   [
     "coldstart",

@@ -1,9 +1,10 @@
 // A real file system of a few megabytes (a tmpfs, mounted as root) that a test can fill to the last
 // byte and free again: what a full disk does to a process, ENOSPC from the kernel itself.
+// No import of this package's other modules: `pnpm bench` loads this file with Node alone.
 import { execFileSync } from "node:child_process"
-import { mkdir, open, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, open, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { tempDir } from "./tempDir.js"
 
 export interface SmallDisk {
   /** Where it is mounted. */
@@ -22,11 +23,12 @@ export interface SmallDisk {
  */
 export const smallDisk = async (bytes: number): Promise<SmallDisk | { readonly unavailable: string }> => {
   if (process.getuid?.() !== 0) return { unavailable: "mounting a tmpfs needs root (CI runs as root)" }
-  const dir = await tempDir("disk")
+  const dir = { path: await mkdtemp(join(tmpdir(), "mailroom-disk-")) }
+  const removeDir = () => rm(dir.path, { recursive: true, force: true })
   try {
     execFileSync("mount", ["-t", "tmpfs", "-o", `size=${bytes}`, "tmpfs", dir.path], { stdio: "pipe" })
   } catch (error) {
-    await dir.remove()
+    await removeDir()
     const said = String((error as { stderr?: unknown }).stderr ?? error).trim()
     return { unavailable: `this machine refuses to mount a tmpfs: ${said}` }
   }
@@ -54,7 +56,7 @@ export const smallDisk = async (bytes: number): Promise<SmallDisk | { readonly u
     free: () => rm(filler, { force: true }),
     remove: async () => {
       execFileSync("umount", ["--lazy", dir.path], { stdio: "pipe" })
-      await dir.remove()
+      await removeDir()
     }
   }
 }
