@@ -1,7 +1,7 @@
 // `@mailroom/core/adapter`: what an adapter's author needs and an application does not. Building
 // blocks shared by every adapter (download names, header encoding, the `read` admission check, the
-// accepted events of local providers) and the one way adapters refuse bad options. CONTRIBUTING.md
-// shows them at work in the smallest adapter.
+// accepted events of local providers, the one reading of network failures) and the one way adapters
+// refuse bad options. CONTRIBUTING.md shows them at work in the smallest adapter.
 import { Config, Duration, Effect, Redacted, Schema, SchemaIssue } from "effect"
 import { transportFailure } from "./internal/transportFailure.js"
 import * as ProviderError from "./ProviderError.js"
