@@ -61,10 +61,13 @@ export class InvalidRequest extends Data.TaggedClass("InvalidRequest")<{
 /**
  * The provider could not be reached or failed. `possiblySent` is true when the request had already
  * gone out (a timeout or a dropped connection after sending): retrying could then send twice.
+ * `retryAfter`, when known, is how long the outage is expected to last (a full disk under the
+ * outbox): callers are told to wait that long.
  */
 export class Unavailable extends Data.TaggedClass("Unavailable")<{
   readonly message: string
   readonly possiblySent: boolean
+  readonly retryAfter?: Duration.Duration
 }> {
   get isRetryable(): boolean {
     return !this.possiblySent

@@ -251,7 +251,20 @@ for (const [transport, start] of Object.entries(transports)) {
           })
         )
         expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, {
-          error: "sending is paused for this account"
+          error: "sending is paused for this account",
+          may_have_been_sent: false
+        })
+        // A provider that may have the message says so in words and in a field a program reads.
+        world.control.failures.push(
+          new ProviderError.ProviderError({
+            provider: "test",
+            reason: new ProviderError.Unavailable({ message: "timed out after sending", possiblySent: true })
+          })
+        )
+        expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, {
+          error:
+            "the email provider did not confirm the message; it may have been sent, so check before sending it again",
+          may_have_been_sent: true
         })
         world.control.failures.push(
           new ProviderError.ProviderError({
@@ -406,7 +419,10 @@ for (const [transport, start] of Object.entries(transports)) {
         world.control.organizationsDown = true
         const sent = world.provider.sent.length
         const error = "credentials cannot be checked right now; nothing was done"
-        expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, { error })
+        expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, {
+          error,
+          may_have_been_sent: false
+        })
         expectJson(
           await call("POST", "/attachments/presign", { headers: apiKey(), body: { filename: "a.pdf" } }),
           503,

@@ -2,6 +2,7 @@
 // node:http server, logs one line per request, and shuts down gracefully.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { join } from "node:path"
 import { type EmailProvider, IdempotencyStore, Mailroom, MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
@@ -67,7 +68,14 @@ const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]
 const storageLayer = (storage: Config["storage"], publicUrl: string) => {
   switch (storage.kind) {
     case "local":
-      return DiskObjectStore.layer({ dir: storage.dir, publicUrl, signingSecret: Redacted.make(storage.signingSecret) })
+      return DiskObjectStore.layer({
+        dir: storage.dir,
+        publicUrl,
+        signingSecret: Redacted.make(storage.signingSecret),
+        // The config checked it is a duration Effect reads.
+        ...optional("transferIdleTimeout", storage.transferIdleTimeout as Duration.Input | undefined),
+        ...optional("maxOpenFiles", storage.maxOpenFiles)
+      })
     case "s3":
       return lazy(async () =>
         (await import("@mailroom/s3")).S3ObjectStore.layer({
@@ -268,7 +276,10 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   const rateLimiting = RateLimiting.make(config, redis)
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
-    providerProblem: rateLimiting.providerProblem
+    providerProblem: rateLimiting.providerProblem,
+    // The disk store's uploads land in its .tmp first: the same file system as the objects.
+    storageDir: config.storage.kind === "local" ? join(config.storage.dir, ".tmp") : undefined,
+    outboxDir: config.provider.kind === "outbox" ? config.provider.dir : undefined
   })
   const operational = Operational.make({
     metrics: config.metrics,
@@ -342,6 +353,8 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
+  // Aborted when the grace period is over: sends still waiting on the provider are answered then.
+  const stopSends = new AbortController()
   const events = eventsLayer(config.events, redis)
   const layer = Mailroom.layer<LayerError>({
     provider: inSection("provider", providerLayer(config.provider)),
@@ -359,6 +372,7 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
         inSection("provider", Startup.asDependency("sending.rateLimit.from", config, rateLimiting.layer))
     ),
     mailer: {
+      shutdown: stopSends.signal,
       ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
       // The config checked it is a duration Effect reads.
       ...optional("attachmentBudgetWait", config.sending.attachmentBudgetWait as Duration.Input | undefined)
@@ -399,6 +413,10 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
       server.closeIdleConnections()
       const drained = Promise.all([closed, settledAll(inFlight)])
       if (!(await within(drained, grace))) {
+        // Sends still waiting on their provider are answered now (503, may have been sent once the
+        // provider had them), each logged, and their Idempotency-Keys recorded as that outcome.
+        stopSends.abort()
+        await within(settledAll(inFlight), 2000)
         // Stalled clients and slow transfers: their requests end with an error, their uploads are discarded.
         server.closeAllConnections()
         // What is left is work whose client is gone (an interrupted upload's cleanup); it ends quickly.

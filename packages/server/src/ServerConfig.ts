@@ -101,7 +101,9 @@ export type OrganizationsSource =
 export const LocalStorage = Schema.Struct({
   kind: Schema.Literal("local"),
   dir: nonEmpty("a directory"),
-  signingSecret: Secret
+  signingSecret: Secret,
+  transferIdleTimeout: Schema.optionalKey(Time),
+  maxOpenFiles: Schema.optionalKey(positive("a whole number above 0", true))
 })
 export const S3Storage = Schema.Struct({
   kind: Schema.Literal("s3"),

@@ -87,13 +87,20 @@ const reasonText = (error: ProviderError): string =>
  * `Failed`; a possible send, an interruption or a defect while the provider was answering is `Unknown`.
  * The provider recorded is the one that answered: a failover's result and errors name it.
  */
-export const outcomeOf = (provider: string, exit: Exit.Exit<SendResult, ProviderError>): Outcome => {
+export const outcomeOf = (
+  provider: string,
+  exit: Exit.Exit<SendResult, ProviderError>,
+  progress?: { readonly called: boolean }
+): Outcome => {
   if (Exit.isSuccess(exit)) {
     return { _tag: "Sent", provider: exit.value.provider ?? provider, providerMessageId: exit.value.messageId }
   }
   const error = Exit.findErrorOption(exit)
   if (error._tag === "None") {
-    return { _tag: "Unknown", provider, reason: "the send was interrupted while the provider was answering" }
+    // Cut short (a shutdown's grace is over): nothing went out unless the provider had been called.
+    return progress?.called === false
+      ? { _tag: "Failed", provider, reason: "the send was stopped before the message reached the provider" }
+      : { _tag: "Unknown", provider, reason: "the send was interrupted while the provider was answering" }
   }
   const { reason } = error.value
   return reason._tag === "Unavailable" && reason.possiblySent

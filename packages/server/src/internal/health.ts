@@ -1,5 +1,9 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider's own verify), for load balancers.
+// the organisations' database, each Redis, the provider's own verify; the local disk and the outbox
+// can be written), for load balancers.
+import { randomUUID } from "node:crypto"
+import { mkdir, open, rm } from "node:fs/promises"
+import { join } from "node:path"
 import { EmailProvider, MailroomError, ObjectStore, Organizations } from "@mailroom/core"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
@@ -33,6 +37,35 @@ const storage: Check = Effect.flatMap(ObjectStore.ObjectStore, (store) =>
     )
   )
 )
+
+/**
+ * Whether a file can be written in `dir`: one byte in a file of its own, then removed. A full disk
+ * (ENOSPC) or one made read-only fails here before it fails an upload or a send. No path is shown.
+ */
+const writable = (dir: string, what: string): Check =>
+  Effect.promise(async () => {
+    const file = join(dir, `.readyz-${process.pid}-${randomUUID()}.tmp`)
+    try {
+      await mkdir(dir, { recursive: true })
+      const handle = await open(file, "wx")
+      try {
+        await handle.write(probe)
+      } finally {
+        await handle.close()
+      }
+      return undefined
+    } catch (error) {
+      const code = (error as { readonly code?: unknown }).code
+      return `${what} cannot be written${typeof code === "string" ? ` (${code})` : ""}`
+    } finally {
+      await rm(file, { force: true }).catch(() => undefined)
+    }
+  })
+const probe = new Uint8Array([0x0a])
+
+/** The first problem of two checks run together. */
+const both = (first: Check, second: Check): Check =>
+  Effect.map(Effect.all([first, second], { concurrency: 2 }), ([a, b]) => a ?? b)
 
 // A lookup of an organisation that does not exist reaches the database (a miss is cached for at most
 // `cacheSeconds`); an outage is `Unavailable`, which is all this looks at.
@@ -76,7 +109,15 @@ export const throttled = (check: Check): Check => {
  * The checks, filled in while the layers are built: each Redis connection registers its PING here, so
  * readiness asks the very connections the stores use.
  */
-export const make = (options: { readonly postgres: boolean; readonly providerProblem: () => string | undefined }) => {
+export const make = (options: {
+  readonly postgres: boolean
+  readonly providerProblem: () => string | undefined
+  /** Where the local disk store writes its uploads, when storage is local. */
+  readonly storageDir?: string | undefined
+  /** The outbox's directory, when the provider is the outbox. */
+  readonly outboxDir?: string | undefined
+}) => {
+  const { storageDir, outboxDir } = options
   const pings = new Map<string, Check>()
   // Throttled, each on its own: a vendor counts each verify against the account's limits (Resend: 2
   // requests a second for the whole team; an SMTP server: a connection each).
@@ -133,7 +174,16 @@ export const make = (options: { readonly postgres: boolean; readonly providerPro
       })
     )
   const checks = (): ReadonlyArray<readonly [string, Check]> => [
-    ["storage", bounded(storage, "the object store")],
+    [
+      "storage",
+      bounded(
+        storageDir === undefined ? storage : both(storage, writable(storageDir, "the storage directory")),
+        "the object store"
+      )
+    ],
+    ...(outboxDir === undefined
+      ? []
+      : [["outbox", bounded(writable(outboxDir, "the outbox directory"), "the outbox directory")] as const]),
     ...(options.postgres ? [["organizations", bounded(database, "PostgreSQL")] as const] : []),
     ...[...pings].map(
       ([url, ping], i) =>
