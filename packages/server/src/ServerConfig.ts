@@ -2,18 +2,10 @@
 // field, a wrong type or a missing secret stops start-up with a message naming the field.
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
-import { Wire } from "@mailroom/core"
 import { Duration, Schema } from "effect"
+import { type ProviderConfig, providerSection, type StorageConfig, storageSection } from "./internal/adapterConfig.js"
 import { ServerConfigError } from "./internal/configError.js"
-import {
-  decodeKind,
-  decodeWith,
-  nonEmpty,
-  positive,
-  SecretOrEnv as SecretOrEnvSchema,
-  Time,
-  Url
-} from "./internal/decode.js"
+import { decodeWith, positive, SecretOrEnv as SecretOrEnvSchema, Time, Url } from "./internal/decode.js"
 import { Events, type EventsConfig, eventsSection } from "./internal/eventsConfig.js"
 import {
   Metrics,
@@ -38,6 +30,16 @@ import {
 } from "./internal/stores.js"
 import { Viewer, type ViewerConfig, viewerSection } from "./internal/viewer/config.js"
 
+export {
+  GcsStorage,
+  LocalStorage,
+  OutboxProvider,
+  PostmarkProvider,
+  ResendProvider,
+  type ResendProviderConfig,
+  S3Storage,
+  SesProvider
+} from "./internal/adapterConfig.js"
 export { isServerConfigError, ServerConfigError } from "./internal/configError.js"
 export { Events, type EventsConfig } from "./internal/eventsConfig.js"
 
@@ -47,8 +49,9 @@ export type { IdempotencyConfig, MetricsConfig, QueueConfig, RateLimitConfig, Tr
 export { LocalIdempotency, MemoryIdempotency, RedisIdempotency }
 export type SecretOrEnv = typeof SecretOrEnvSchema.Type
 const SecretOrEnv = SecretOrEnvSchema
+export const SmtpProvider = Smtp.SmtpProvider
+export type SmtpConfig = Smtp.SmtpConfig
 
-const Secret = nonEmpty("a secret")
 const Port = Schema.Number.pipe(
   Schema.check(
     Schema.makeFilter((n: number) =>
@@ -96,76 +99,6 @@ export type OrganizationsSource =
   | { readonly kind: "config" }
   | (Omit<typeof PostgresOrganizations.Type, "url"> & { readonly url: string })
 
-export const LocalStorage = Schema.Struct({
-  kind: Schema.Literal("local"),
-  dir: nonEmpty("a directory"),
-  signingSecret: Secret
-})
-export const S3Storage = Schema.Struct({
-  kind: Schema.Literal("s3"),
-  bucket: nonEmpty("a bucket"),
-  region: nonEmpty("a region"),
-  endpoint: Schema.optionalKey(Url),
-  forcePathStyle: Schema.optionalKey(Schema.Boolean),
-  accessKeyId: Schema.optionalKey(Secret),
-  secretAccessKey: Schema.optionalKey(Secret)
-})
-export const GcsStorage = Schema.Struct({
-  kind: Schema.Literal("gcs"),
-  bucket: nonEmpty("a bucket"),
-  projectId: Schema.optionalKey(Schema.String),
-  keyFilename: Schema.optionalKey(Schema.String),
-  apiEndpoint: Schema.optionalKey(Url)
-})
-
-export const OutboxProvider = Schema.Struct({
-  kind: Schema.Literal("outbox"),
-  dir: nonEmpty("a directory"),
-  sandbox: Schema.optionalKey(
-    Schema.Struct({ enabled: Schema.Boolean, verifiedRecipients: Schema.Array(Wire.EmailAddress) })
-  ),
-  suppressedRecipients: Schema.optionalKey(Schema.Array(Wire.EmailAddress)),
-  paused: Schema.optionalKey(Schema.Boolean)
-})
-export const SesProvider = Schema.Struct({
-  kind: Schema.Literal("ses"),
-  region: nonEmpty("a region"),
-  endpoint: Schema.optionalKey(Url),
-  configurationSetName: Schema.optionalKey(nonEmpty("a configuration set name")),
-  accessKeyId: Schema.optionalKey(Secret),
-  secretAccessKey: Schema.optionalKey(Secret),
-  timeout: Schema.optionalKey(Time)
-})
-export const PostmarkProvider = Schema.Struct({
-  kind: Schema.Literal("postmark"),
-  serverToken: Secret,
-  requestHost: Schema.optionalKey(Schema.String),
-  useHttps: Schema.optionalKey(Schema.Boolean),
-  timeout: Schema.optionalKey(Time)
-})
-
-export const ResendProvider = Schema.Struct({
-  kind: Schema.Literal("resend"),
-  apiKey: SecretOrEnvSchema,
-  baseUrl: Schema.optionalKey(Url),
-  timeout: Schema.optionalKey(Time)
-})
-
-/** The `resend` provider section with its `{"env"}` key read. */
-export type ResendProviderConfig = Omit<typeof ResendProvider.Type, "apiKey"> & { readonly apiKey: string }
-
-const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
-export const SmtpProvider = Smtp.SmtpProvider
-export type SmtpConfig = Smtp.SmtpConfig
-
-const providers = {
-  outbox: OutboxProvider,
-  ses: SesProvider,
-  postmark: PostmarkProvider,
-  resend: ResendProvider,
-  smtp: SmtpProvider
-} as const
-
 export const ServerConfig = Schema.Struct({
   port: Schema.optionalKey(Port),
   publicUrl: Schema.optionalKey(Url),
@@ -204,13 +137,8 @@ export interface Config {
   /** The organisations of the file; empty when they come from elsewhere (`organizationsSource`). */
   readonly organizations: ReadonlyArray<typeof Organization.Type>
   readonly organizationsSource: OrganizationsSource
-  readonly storage: typeof LocalStorage.Type | typeof S3Storage.Type | typeof GcsStorage.Type
-  readonly provider:
-    | typeof OutboxProvider.Type
-    | typeof SesProvider.Type
-    | typeof PostmarkProvider.Type
-    | ResendProviderConfig
-    | SmtpConfig
+  readonly storage: StorageConfig
+  readonly provider: ProviderConfig
   /**
    * Absent from the file: `local` beside local storage (`{storage dir}/../idempotency`), so a restart
    * forgets no key; `memory` when storage is not local.
@@ -327,20 +255,6 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   }
 }
 
-/** The provider with the secrets it reads from the environment (`{"env": NAME}`) read. */
-type SmtpInput = typeof SmtpProvider.Type
-type ResendInput = typeof ResendProvider.Type
-/** The provider section with its `{"env": NAME}` secrets read from the environment. */
-const providerSecrets = (
-  provider: Config["provider"] | SmtpInput | ResendInput,
-  env: Readonly<Record<string, string | undefined>>
-): { readonly value: Config["provider"] } | { readonly problems: ReadonlyArray<string> } =>
-  provider.kind === "smtp"
-    ? Smtp.resolve(provider as SmtpInput, env)
-    : provider.kind === "resend"
-      ? resendSecrets(provider as ResendInput, env)
-      : { value: provider as Config["provider"] }
-
 /** The organisations: a list in the file, or where to read them from. */
 const organizationsSection = (value: unknown, env: Readonly<Record<string, string | undefined>>) => {
   const none = { organizations: [], organizationsSource: { kind: "config" } as OrganizationsSource }
@@ -370,39 +284,18 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   return { ...none, organizationsSource: { ...decoded.value, url }, problems: [] }
 }
 
-/** The `resend` section with its `{"env": NAME}` key read from the environment. */
-const resendSecrets = (
-  provider: Omit<ResendProviderConfig, "apiKey"> & { readonly apiKey: SecretOrEnv },
-  env: Readonly<Record<string, string | undefined>>
-): { readonly value: Config["provider"] } | { readonly problems: ReadonlyArray<string> } => {
-  if (typeof provider.apiKey === "string") return { value: { ...provider, apiKey: provider.apiKey } }
-  const apiKey = env[provider.apiKey.env]
-  return apiKey === undefined || apiKey.trim() === ""
-    ? { problems: [`provider.apiKey: the environment variable ${provider.apiKey.env} is not set`] }
-    : { value: { ...provider, apiKey } }
-}
-
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
-  const storage = decodeKind("storage", record.storage, storages)
-  const decoded = decodeKind("provider", record.provider, providers)
-  const provider =
-    decoded.value === undefined
-      ? decoded
-      : providerSecrets(decoded.value as Config["provider"] | SmtpInput | ResendInput, env)
+  const storage = storageSection(record.storage)
+  const provider = providerSection(record.provider, env)
   const organizations = organizationsSection(record.organizations, env)
   const idempotency = idempotencySection(record.idempotency, env)
   return {
-    storage: storage.value as Config["storage"],
-    provider: ("value" in provider ? provider.value : undefined) as Config["provider"],
+    storage: storage.value,
+    provider: provider.value,
     organizations: organizations.organizations as Config["organizations"],
     organizationsSource: organizations.organizationsSource,
     idempotency: idempotency.value,
-    problems: [
-      ...organizations.problems,
-      ...storage.problems,
-      ...("problems" in provider ? provider.problems : []),
-      ...idempotency.problems
-    ]
+    problems: [...organizations.problems, ...storage.problems, ...provider.problems, ...idempotency.problems]
   }
 }
 
