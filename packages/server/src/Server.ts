@@ -9,9 +9,10 @@ import type { PersistedQueue } from "effect/persistence"
 import type { SqlError } from "effect/sql"
 import { idempotencyLayer, optional, providerCheck, providerLayer, storageLayer } from "./internal/adapters.js"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
-import { redisConnections, redisUrls } from "./internal/connections.js"
+import { redisConnections, redisUrls, sqlConnections } from "./internal/connections.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
+import { messagesLayer } from "./internal/messages.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
@@ -125,7 +126,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   if (publicUrlProblem !== undefined) {
     throw new ServerConfigError({ source: "config", problems: [`publicUrl: ${publicUrlProblem}`] })
   }
-  const organizations = ServerOrganizations.make(config)
+  const sql = sqlConnections(config)
+  const organizations = ServerOrganizations.make(config, sql)
   let sources: Awaited<ReturnType<typeof eventSources>>
   try {
     sources = await eventSources(config.events)
@@ -152,6 +154,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const rateLimiting = RateLimiting.make(config, redis)
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
+    messages: { memory: undefined, sqlite: "SQLite", postgres: "PostgreSQL" }[config.messages.kind],
     providerProblem: rateLimiting.providerProblem,
     ...optional("providerCheck", providerCheck(config.provider) ?? Smtp.healthCheck(config.provider).providerCheck)
   })
@@ -232,6 +235,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     store: inSection("storage", storageLayer(config.storage, publicUrl)),
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
+    messages: inSection("messages", messagesLayer(config.messages, sql)),
     ...optional("events", events && inSection("events", events)),
     attachments: {
       ...optional("idSecret", config.attachmentIdSecret),

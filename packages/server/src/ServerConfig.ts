@@ -5,8 +5,23 @@ import { dirname, isAbsolute, resolve } from "node:path"
 import { Duration, Schema } from "effect"
 import { type ProviderConfig, providerSection, type StorageConfig, storageSection } from "./internal/adapterConfig.js"
 import { ServerConfigError } from "./internal/configError.js"
-import { decodeWith, positive, SecretOrEnv as SecretOrEnvSchema, Time, Url } from "./internal/decode.js"
+import {
+  databaseUrl,
+  decodeWith,
+  PostgresUrl,
+  positive,
+  SecretOrEnv as SecretOrEnvSchema,
+  Time,
+  Url
+} from "./internal/decode.js"
 import { Events, type EventsConfig, eventsSection } from "./internal/eventsConfig.js"
+import {
+  MemoryMessages,
+  type MessagesConfig,
+  messagesSection,
+  PostgresMessages,
+  SqliteMessages
+} from "./internal/messagesConfig.js"
 import {
   Metrics,
   type MetricsConfig,
@@ -45,8 +60,16 @@ export { Events, type EventsConfig } from "./internal/eventsConfig.js"
 
 const configError = (source: string, problems: ReadonlyArray<string>) => new ServerConfigError({ source, problems })
 
-export type { IdempotencyConfig, MetricsConfig, QueueConfig, RateLimitConfig, TracingConfig, ViewerConfig }
-export { LocalIdempotency, MemoryIdempotency, RedisIdempotency }
+export type {
+  IdempotencyConfig,
+  MessagesConfig,
+  MetricsConfig,
+  QueueConfig,
+  RateLimitConfig,
+  TracingConfig,
+  ViewerConfig
+}
+export { LocalIdempotency, MemoryIdempotency, MemoryMessages, PostgresMessages, RedisIdempotency, SqliteMessages }
 export type SecretOrEnv = typeof SecretOrEnvSchema.Type
 const SecretOrEnv = SecretOrEnvSchema
 export const SmtpProvider = Smtp.SmtpProvider
@@ -67,17 +90,6 @@ export const Organization = Schema.Struct({
   apiKeys: Schema.optionalKey(Schema.Array(Schema.String)),
   accessTokens: Schema.optionalKey(Schema.Array(Schema.String))
 })
-
-const PostgresUrl = Schema.String.pipe(
-  Schema.check(
-    // The URL holds a password: the message never repeats it.
-    Schema.makeFilter((s: string) =>
-      URL.canParse(s) && /^postgres(ql)?:$/.test(new URL(s).protocol)
-        ? undefined
-        : "must be a postgres:// or postgresql:// URL"
-    )
-  )
-)
 
 /** Organisations read from PostgreSQL (@mailroom/postgres) instead of this file. */
 export const PostgresOrganizations = Schema.Struct({
@@ -109,6 +121,7 @@ export const ServerConfig = Schema.Struct({
   storage: Schema.Unknown,
   provider: Schema.Unknown,
   idempotency: Schema.optionalKey(Schema.Unknown),
+  messages: Schema.optionalKey(Schema.Unknown),
   events: Schema.optionalKey(Events),
   attachments: Schema.optionalKey(
     Schema.Struct({
@@ -144,6 +157,11 @@ export interface Config {
    * forgets no key; `memory` when storage is not local.
    */
   readonly idempotency: IdempotencyConfig
+  /**
+   * Where message records and suppressions live. Absent from the file: `sqlite` at `mailroom.db` beside
+   * the local store's directory, or at `.mailroom/mailroom.db` beside the config file with S3 or GCS.
+   */
+  readonly messages: MessagesConfig
   /** Absent when the file has no `events` section: in-process subscribers only, no webhook endpoint. */
   readonly events: EventsConfig | undefined
   /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
@@ -210,6 +228,8 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
             dir: idempotency.dir === undefined ? (besideStorage ?? at(".mailroom/idempotency")) : at(idempotency.dir)
           }
         : idempotency
+  const messages = messagesSection(record.messages, storage.kind === "local" ? at(storage.dir) : undefined, at, env)
+  if (messages.value === undefined) throw configError(source, messages.problems)
   const decoded = top.value as typeof ServerConfig.Type
   const events =
     decoded.events === undefined
@@ -243,6 +263,7 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
     provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider,
     idempotency: idempotencyConfig,
+    messages: messages.value,
     events,
     attachmentIdSecret,
     requireContentLength: decoded.attachments?.requireContentLength ?? false,
@@ -273,15 +294,9 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   }
   const decoded = decodeWith(PostgresOrganizations, value, "organizations")
   if (decoded.value === undefined) return { ...none, problems: decoded.problems }
-  const url = decoded.value.url ?? env.DATABASE_URL
-  if (url === undefined || url === "") {
-    return { ...none, problems: ["organizations.url: is required, or set the DATABASE_URL environment variable"] }
-  }
-  const checked = decodeWith(PostgresUrl, url, "")
-  if (checked.problems.length > 0) {
-    return { ...none, problems: ["DATABASE_URL: must be a postgres:// or postgresql:// URL"] }
-  }
-  return { ...none, organizationsSource: { ...decoded.value, url }, problems: [] }
+  const url = databaseUrl(decoded.value.url, "organizations.url", env)
+  if (url.value === undefined) return { ...none, problems: url.problems }
+  return { ...none, organizationsSource: { ...decoded.value, url: url.value }, problems: [] }
 }
 
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {

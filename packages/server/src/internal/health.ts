@@ -1,6 +1,7 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider: its configuration, its key or its server), for load balancers.
-import { MailroomError, ObjectStore, Organizations } from "@mailroom/core"
+// the organisations' database, the message records' database, each Redis, the provider: its
+// configuration, its key or its server), for load balancers.
+import { MailroomError, MessageLog, ObjectStore, Organizations } from "@mailroom/core"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 
@@ -11,7 +12,11 @@ const describeUrl = (url: string) => {
 }
 
 /** One check: undefined when ready, else why not (safe to show: no credential, no URL password). */
-export type Check = Effect.Effect<string | undefined, never, ObjectStore.ObjectStore | Organizations.Organizations>
+export type Check = Effect.Effect<
+  string | undefined,
+  never,
+  ObjectStore.ObjectStore | Organizations.Organizations | MessageLog.MessageLog
+>
 
 const bounded = (check: Check, what: string): Check =>
   check.pipe(
@@ -43,6 +48,14 @@ const database: Check = Effect.flatMap(Organizations.Organizations, (organizatio
   )
 )
 
+// A lookup of a message that does not exist reaches the records' database (nothing caches it).
+const records: Check = Effect.flatMap(MessageLog.MessageLog, (log) =>
+  log.find("_mailroom_readyz", "00000000-0000-7000-8000-000000000000").pipe(
+    Effect.as(undefined),
+    Effect.catch((error) => Effect.succeed(error.message))
+  )
+)
+
 /**
  * `check` made at most once a minute while it passes and every 5 seconds while it fails: a vendor counts
  * each call against the account's rate limit (Resend: 2 requests a second for the whole team), which
@@ -68,6 +81,8 @@ export const throttled = (check: Check): Check => {
  */
 export const make = (options: {
   readonly postgres: boolean
+  /** What holds the message records, when it is a database that can be down ("SQLite", "PostgreSQL"). */
+  readonly messages: string | undefined
   readonly providerProblem: () => string | undefined
   /** A call that reaches the provider itself and sends nothing (SMTP: connect and EHLO; Resend: an authenticated read). */
   readonly providerCheck?: { readonly what: string; readonly check: Check }
@@ -89,6 +104,7 @@ export const make = (options: {
   const checks = (): ReadonlyArray<readonly [string, Check]> => [
     ["storage", bounded(storage, "the object store")],
     ...(options.postgres ? [["organizations", bounded(database, "PostgreSQL")] as const] : []),
+    ...(options.messages === undefined ? [] : [["messages", bounded(records, options.messages)] as const]),
     ...[...pings].map(
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const
