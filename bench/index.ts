@@ -9,6 +9,7 @@ import * as http from "./http.ts"
 import * as messages from "./messages.ts"
 import * as outbox from "./outbox.ts"
 import * as presign from "./presign.ts"
+import * as records from "./records.ts"
 import * as s3 from "./s3.ts"
 import * as ses from "./ses.ts"
 import * as smtp from "./smtp.ts"
@@ -44,6 +45,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "messages",
     "GET /emails at scale: MessageLog.list({ limit: 100 }) of @mailroom/sql over 1,000,000 records vs 1,000, PostgreSQL and SQLite (7 interleaved rounds of 30)",
     messages
+  ],
+  [
+    "records",
+    'What a send pays for its record: POST /emails on the server (bin.js, the outbox) with the default SQLite message log vs "messages": {"kind": "memory"}, at c=1 (9 interleaved rounds of 100) and c=16 (autocannon, 4 alternating rounds of 3 s)',
+    records
   ],
   [
     "coldstart",
