@@ -55,6 +55,15 @@ describe("three servers with their message records on one PostgreSQL", () => {
     const response = await fetch(`${server.url}/readyz`)
     return { status: response.status, body: (await response.json()) as { checks: Record<string, string> } }
   }
+  const postToPostmarkHook = (server: ServerProcess, body: unknown) =>
+    fetch(`${server.url}/webhooks/postmark`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Basic ${Buffer.from(`postmark:${hookPassword}`).toString("base64")}`
+      },
+      body: JSON.stringify(body)
+    })
   const whenReady = async (server: ServerProcess) => {
     const deadline = Date.now() + 20_000
     while ((await readiness(server)).status !== 200) {
@@ -109,19 +118,12 @@ describe("three servers with their message records on one PostgreSQL", () => {
     const bounce = JSON.parse(
       await readFile(new URL("../../postmark/test/fixtures/bounce.json", import.meta.url), "utf8")
     ) as Record<string, unknown>
-    const hook = await fetch(`${first.url}/webhooks/postmark`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        authorization: `Basic ${Buffer.from(`postmark:${hookPassword}`).toString("base64")}`
-      },
-      body: JSON.stringify({
-        ...bounce,
-        ID: randomInt(1, 2 ** 47),
-        MessageID: providerId,
-        Email: "alice@example.com",
-        Metadata
-      })
+    const hook = await postToPostmarkHook(first, {
+      ...bounce,
+      ID: randomInt(1, 2 ** 47),
+      MessageID: providerId,
+      Email: "alice@example.com",
+      Metadata
     })
     assert.deepStrictEqual([hook.status, await hook.json()], [200, { events: 1 }])
     for (const server of [second, third, first]) {
@@ -181,6 +183,11 @@ describe("three servers with their message records on one PostgreSQL", () => {
         assert.strictEqual(ready.body.checks.storage, "ok")
       }
       assert.strictEqual(standIn.accepted.length, before, "a send whose record cannot be written is not sent")
+      // A provider's webhook is refused with a 503, so the provider delivers the event again later.
+      const bounce = JSON.parse(
+        await readFile(new URL("../../postmark/test/fixtures/bounce.json", import.meta.url), "utf8")
+      ) as Record<string, unknown>
+      assert.strictEqual((await postToPostmarkHook(servers[0] as ServerProcess, bounce)).status, 503)
     } finally {
       await cluster.start()
     }
