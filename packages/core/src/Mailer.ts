@@ -11,6 +11,7 @@ import * as Scheduling from "./internal/scheduling.js"
 import * as SendAttachments from "./internal/sendAttachments.js"
 import * as SendExtras from "./internal/sendExtras.js"
 import * as SendRecord from "./internal/sendRecord.js"
+import * as Shutdown from "./internal/shutdown.js"
 import { withSpan } from "./internal/tracing.js"
 import { type Conflict, type NotFound, type Unavailable, ValidationError } from "./MailroomError.js"
 import * as MailroomMetrics from "./MailroomMetrics.js"
@@ -44,6 +45,13 @@ export interface Config {
   readonly attachmentBudgetWait?: Duration.Input
   /** Items of one batch sent at once (each under the rate limiter, as a single send is). Default 10. */
   readonly batchConcurrency?: number
+  /**
+   * Aborted by the host when it stops waiting for sends (its shutdown grace period is over): a send
+   * still running then fails as `Unavailable` at once, possibly sent when the provider had the message
+   * (its Idempotency-Key is recorded as uncertain), nothing sent when it had not (the key is released).
+   * Default: none, sends run to their end.
+   */
+  readonly shutdown?: AbortSignal
 }
 
 export const defaultAttachmentBytesInFlight = 256 * 1024 * 1024
@@ -185,7 +193,8 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     request: Request,
     addressed: SendRecord.Addressed,
     loaded: ReadonlyArray<OutboundAttachment>,
-    keys: Batch.Keys
+    keys: Batch.Keys,
+    progress: Shutdown.Progress | undefined
   ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
     const id = MessageLog.makeId()
     const accept = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -206,8 +215,8 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     const providerKey = keys.provider ?? `mailroom-${id}`
     const email = delivery.outbound(principal, id, request, addressed, loaded, providerKey)
     const sent = delivery
-      .sendWithRetries(email)
-      .pipe(Effect.onExit((exit) => delivery.settle(id, SendRecord.outcomeOf(provider.name, exit))))
+      .sendWithRetries(email, progress)
+      .pipe(Effect.onExit((exit) => delivery.settle(id, SendRecord.outcomeOf(provider.name, exit, progress))))
     return Effect.andThen(
       accept,
       Effect.map(
@@ -226,14 +235,12 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   // Every send: validation first (every problem at once), then the sender, the suppression list, the
   // attachments' bytes (held in the memory budget until the provider has answered), the record, the call.
-  const deliver = (
+  const deliverOnce = (
     principal: Principal,
     request: Request,
-    keys: Batch.Keys
-  ): Effect.Effect<Wire.SendEmailResponse | Wire.ScheduledEmailResponse, SendError> => {
-    if (request.scheduled_at !== undefined) {
-      return scheduling.schedule(principal, request, request.scheduled_at, keys.record)
-    }
+    keys: Batch.Keys,
+    progress: Shutdown.Progress | undefined
+  ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
     const problems = attachments.staticProblems(principal, request)
     problems.errors.push(...SendExtras.problems(request, provider.limits))
     // A request that fails anyway reports every validation problem first, as it always has.
@@ -245,14 +252,28 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
           )
     const send = (addressed: SendRecord.Addressed) =>
       request.attachments === undefined || request.attachments.length === 0
-        ? sendRecorded(principal, request, addressed, [], keys)
+        ? sendRecorded(principal, request, addressed, [], keys, progress)
         : Effect.scoped(
             Effect.flatMap(attachments.load(request), (loaded) =>
-              sendRecorded(principal, request, addressed, loaded, keys)
+              sendRecorded(principal, request, addressed, loaded, keys, progress)
             )
           )
     return Effect.andThen(checked, Effect.flatMap(delivery.address(principal, request), send))
   }
+
+  // With a host's shutdown signal, a send still running when it aborts is answered (see Config.shutdown).
+  // A scheduled message is only recorded now: the worker sends it.
+  const { shutdown } = config
+  const deliver = (
+    principal: Principal,
+    request: Request,
+    keys: Batch.Keys
+  ): Effect.Effect<Wire.SendEmailResponse | Wire.ScheduledEmailResponse, SendError> =>
+    request.scheduled_at !== undefined
+      ? scheduling.schedule(principal, request, request.scheduled_at, keys.record)
+      : shutdown === undefined
+        ? deliverOnce(principal, request, keys, undefined)
+        : Shutdown.stoppable(shutdown, provider.name, (progress) => deliverOnce(principal, request, keys, progress))
 
   const idempotent = Idempotent.make(idempotency)
 

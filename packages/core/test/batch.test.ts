@@ -43,7 +43,9 @@ describe("Mailer.sendBatch", () => {
         { index: 3, errors: ["subject: must not be empty"] },
         {
           index: 4,
-          errors: ["from: the domain of x@unverified.example is not a verified domain of this organization"]
+          errors: [
+            "from: x@unverified.example is not on a verified domain of organization org_acme (its verified domains are acme.example, acme.mailroom.test, and their subdomains); nothing was sent"
+          ]
         },
         { index: 5, errors: ["scheduled_at: must be at most 30 days in the future"] }
       ])

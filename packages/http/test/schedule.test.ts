@@ -182,7 +182,9 @@ for (const [transport, start] of Object.entries(transports)) {
         { index: 42, errors: ["subject: must not be empty"] },
         {
           index: 99,
-          errors: ["from: the domain of billing@globex.example is not a verified domain of this organization"]
+          errors: [
+            "from: billing@globex.example is not on a verified domain of organization org_acme (its verified domains are acme.example, acme.mailroom.test, and their subdomains); nothing was sent"
+          ]
         }
       ])
       assert.strictEqual(world.provider.sent.length, sentBefore + 97)

@@ -108,6 +108,8 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
       // Resend takes two sends with one Idempotency-Key within 24 hours as one.
       deduplicatesByKey: true,
       limits,
+      // The options were checked by `connect`: a ConfigError cannot arise here.
+      verify: Effect.suspend(() => checkAccess(options)).pipe(Effect.catchTag("ConfigError", (e) => Effect.die(e))),
       send: (email) => {
         const repeated = repeatedHeader(email)
         if (repeated !== undefined) return refused(`Resend takes one value per header: ${repeated} is given twice`)

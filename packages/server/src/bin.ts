@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { quickstartText } from "./internal/quickstart.js"
 import { reloadOnSighup } from "./internal/reload.js"
-import { start } from "./Server.js"
+import { isServerStartError, start } from "./Server.js"
 // `mailroom`: starts the service from MAILROOM_CONFIG (default mailroom.config.json); PORT and HOST
 // override the file. With --quickstart it prints the example credential and a curl for each step.
 import { isServerConfigError, load } from "./ServerConfig.js"
@@ -41,6 +41,15 @@ try {
       'note: Idempotency-Keys are kept in memory: a restart forgets them, and other instances do not see them. Several instances serving one API need "idempotency": {"kind": "redis"}.'
     )
   }
+  if (config.messages.kind === "memory") {
+    console.warn(
+      'note: message records and suppressions are kept in memory: a restart forgets them, and other instances do not see them. Several instances serving one API need "messages": {"kind": "postgres"}.'
+    )
+  } else if (config.messages.kind === "sqlite" && config.storage.kind !== "local") {
+    console.warn(
+      `note: message records and suppressions are kept in SQLite at ${config.messages.path}, on this machine only. Several instances serving one API need "messages": {"kind": "postgres"}.`
+    )
+  }
   if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config, running.viewer))
   reloadOnSighup(configPath, running, port === undefined ? {} : { port })
   let stopping = false
@@ -57,6 +66,8 @@ try {
   }
 } catch (cause) {
   fail(
-    isServerConfigError(cause) ? cause.message : `mailroom could not start: ${String((cause as Error)?.stack ?? cause)}`
+    isServerConfigError(cause) || isServerStartError(cause)
+      ? cause.message
+      : `mailroom could not start: ${String((cause as Error)?.stack ?? cause)}`
   )
 }

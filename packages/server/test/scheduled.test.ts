@@ -214,7 +214,9 @@ describe("scheduled sends on one server", () => {
       { index: 50, errors: ["body: must contain html or text"] },
       {
         index: 97,
-        errors: ["from: the domain of billing@unverified.example is not a verified domain of this organization"]
+        errors: [
+          "from: billing@unverified.example is not on a verified domain of organization org_acme (its verified domains are acme.example, acme.mailroom.test, and their subdomains); nothing was sent"
+        ]
       }
     ])
     const outbox = await world.outbox()

@@ -48,7 +48,9 @@ const messagesOf = (error: ItemError): ReadonlyArray<string> => {
           : "request: the email provider is unavailable; nothing was sent"
       ]
     }
-    return [`${fieldOf[reason._tag] ?? "request"}: ${reason.message}`]
+    const field = fieldOf[reason._tag] ?? "request"
+    // Core's own refusals name their field already (`from: ... is not on a verified domain`).
+    return [reason.message.startsWith(`${field}: `) ? reason.message : `${field}: ${reason.message}`]
   }
   if (error._tag === "ObjectStoreError") return [`attachments: ${error.message}`]
   return [`request: ${error.message}`]

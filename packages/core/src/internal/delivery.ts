@@ -15,6 +15,7 @@ import type * as Wire from "../Wire.js"
 import { domainOf } from "./address.js"
 import * as SendExtras from "./sendExtras.js"
 import * as SendRecord from "./sendRecord.js"
+import type * as Shutdown from "./shutdown.js"
 
 type Request = Wire.InProcessSendRequest
 
@@ -31,6 +32,13 @@ export interface Retry {
 export const providerKeyOf = (orgId: string, key: string): string =>
   `mailroom-${createHash("sha256").update(`${orgId}\u0000${key}`).digest("hex")}`
 
+/** Why `from` was refused before any provider saw it: its domain, the organisation's domains, nothing sent. */
+const unverifiedSender = (from: string, principal: Principal, verified: ReadonlyArray<string>) => {
+  const shown = verified.slice(0, 5).join(", ") + (verified.length > 5 ? ` and ${verified.length - 5} more` : "")
+  const domains = verified.length === 0 ? "it has none" : `its verified domains are ${shown}, and their subdomains`
+  return `from: ${from} is not on a verified domain of organization ${principal.orgId} (${domains}); nothing was sent`
+}
+
 export const make = (options: {
   readonly provider: EmailProvider
   readonly limiter: Option.Option<SendRateLimiter>
@@ -42,7 +50,9 @@ export const make = (options: {
   const { provider, limiter, organizations, log, suppressions } = options
   const { maxAttempts, baseDelay, maxDelay } = options.retry
 
-  // On every send: one step, not a generator.
+  // On every send: one step, not a generator. The same error as a provider's refusal of the sender
+  // (one condition, one error to catch, a 422 on the wire), from provider "mailroom", with a message
+  // that says it is mailroom's own check, what to change, and that nothing was sent.
   const checkSender = (principal: Principal, from: string): Effect.Effect<void, ProviderError | Unavailable> =>
     Effect.flatMap(organizations.verifiedDomains(principal), (verified) => {
       const domain = domainOf(from)
@@ -51,10 +61,7 @@ export const make = (options: {
         : Effect.fail(
             new ProviderError({
               provider: "mailroom",
-              reason: new SenderNotVerified({
-                message: `the domain of ${from} is not a verified domain of this organization`,
-                sender: from
-              })
+              reason: new SenderNotVerified({ message: unverifiedSender(from, principal, verified), sender: from })
             })
           )
     })
@@ -67,9 +74,10 @@ export const make = (options: {
 
   // Retried: what the provider certainly did not accept (`isRetryable`), unless it asks for a longer
   // wait than `maxDelay`. Not retried: core's own refusals (provider "mailroom"), such as the rate
-  // limiter's, which already waited as long as it was allowed to.
+  // limiter's, which already waited as long as it was allowed to, and a failover's answer (`failover`
+  // set): it already tried each provider that could take the message, so retrying would multiply calls.
   const retryable = (error: ProviderError) =>
-    error.provider !== "mailroom" && error.isRetryable && askedMillis(error) <= maxDelay
+    error.provider !== "mailroom" && error.failover === undefined && error.isRetryable && askedMillis(error) <= maxDelay
 
   // Exponential from `baseDelay`, each wait capped at `maxDelay` and jittered over its upper half,
   // never shorter than the provider asked; `maxAttempts` in all.
@@ -98,12 +106,16 @@ export const make = (options: {
    * retries are what `Effect.retry(attempt, retrySchedule)` makes and a send that succeeds at once
    * (nearly all of them) does not build the schedule's state.
    */
-  const sendWithRetries = (email: OutboundEmail) => {
+  const sendWithRetries = (email: OutboundEmail, progress?: Shutdown.Progress) => {
     const recipients = email.to.length + email.cc.length + email.bcc.length
-    const attempt =
-      limiter._tag === "Some"
-        ? Effect.andThen(limiter.value.acquire(recipients), provider.send(email))
-        : provider.send(email)
+    const call =
+      progress === undefined
+        ? provider.send(email)
+        : Effect.suspend(() => {
+            progress.called = true
+            return provider.send(email)
+          })
+    const attempt = limiter._tag === "Some" ? Effect.andThen(limiter.value.acquire(recipients), call) : call
     return Effect.catch(attempt, (first) => {
       let replayed = false
       const again = Effect.suspend(() => {

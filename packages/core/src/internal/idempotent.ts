@@ -23,12 +23,24 @@ const canonical = (value: unknown): string =>
 /** The request's digest: the same request, in any field order, has the same one. */
 export const fingerprintOf = (request: unknown): string => createHash("sha256").update(canonical(request)).digest("hex")
 
+/** What was done, for the log line of a key that could not be updated. */
+const outcomeOf = (response: StoredResponse): string =>
+  "data" in response
+    ? `a batch was answered (${response.data.length} accepted, ${response.errors.length} refused)`
+    : "status" in response
+      ? `message ${response.message_id} was scheduled`
+      : `message ${response.message_id} was sent`
+
 export const make = (idempotency: IdempotencyStore) => {
   // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
   // (a 409 on retries until it expires), which never sends twice, so the failure is only logged.
-  const recorded = (write: Effect.Effect<void, Unavailable>) =>
+  // (The line says what happened to the message, and the store's own cause: not the store's message
+  // to a caller, "nothing was sent", which would be false of a message that was sent.)
+  const recorded = (write: Effect.Effect<void, Unavailable>, outcome: string) =>
     Effect.catch(write, (error) =>
-      Effect.logError(`[mailroom] an Idempotency-Key outcome could not be recorded: ${error.message}`)
+      Effect.logError(
+        `[mailroom] ${outcome}, but its Idempotency-Key could not be updated (${String(error.cause ?? error.message)}); the key stays in flight until it expires, so a retry under it is refused (409), never sent again`
+      )
     )
 
   /** Runs `run` once per key and request: a repeat within 24 h answers its first response, sending nothing. */
@@ -60,16 +72,22 @@ export const make = (idempotency: IdempotencyStore) => {
       return yield* run.pipe(
         Effect.onExit((exit) => {
           if (Exit.isSuccess(exit))
-            return recorded(idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }))
+            return recorded(
+              idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }),
+              outcomeOf(exit.value)
+            )
           const failure = Exit.findErrorOption(exit)
           const uncertain =
             failure._tag === "Some" &&
             isProviderError(failure.value) &&
             failure.value.reason._tag === "Unavailable" &&
             failure.value.reason.possiblySent
-          return recorded(
-            uncertain ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint }) : idempotency.release(scope)
-          )
+          return uncertain
+            ? recorded(
+                idempotency.complete(scope, { _tag: "Uncertain", fingerprint }),
+                "a message may have been sent (its provider did not confirm it)"
+              )
+            : recorded(idempotency.release(scope), "a send failed and nothing was sent")
         }),
         Effect.map((response) => ({ response, replayed: false }))
       )

@@ -1,6 +1,10 @@
 // What a database failure becomes in core's vocabulary, in one place: `Unavailable` (a 503 with
 // `Retry-After`), the driver's error kept as `cause`, a message that never holds a URL or password.
 import { MailroomError } from "@mailroom/core"
+import { Duration } from "effect"
+
+// What `Retry-After` says: a database restarting or failing over is usually back within seconds.
+const retryAfter = Duration.seconds(5)
 
 /** "PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:5432": each distinct message down the causes, for the log. */
 export const describe = (cause: unknown): string => {
@@ -16,4 +20,5 @@ export const toUnavailable = (
   operation: string,
   cause: unknown,
   problem = "the database cannot be reached right now; try again later"
-): MailroomError.Unavailable => new MailroomError.Unavailable({ message: `${operation}: ${problem}`, cause })
+): MailroomError.Unavailable =>
+  new MailroomError.Unavailable({ message: `${operation}: ${problem}`, cause, retryAfter })
