@@ -59,6 +59,7 @@ const setUp = async (extra: Record<string, unknown> = {}) => {
       storage: { kind: "local", dir: "storage", signingSecret: "scheduled-secret" },
       provider: { kind: "outbox", dir: "outbox" },
       viewer: { enabled: false },
+      metrics: { enabled: true },
       ...extra
     })
   )
@@ -228,8 +229,11 @@ describe("scheduled sends on one server", () => {
     assert.strictEqual((await world.outbox()).length, before + 97, "the retry sent nothing")
   })
 
-  it("/metrics has the backlog: scheduled messages and how late the oldest due one is", async () => {
+  it("/readyz checks the queue's database; /metrics has the backlog and how late the oldest due one is", async () => {
+    const readiness = (await (await fetch(`${server.url}/readyz`)).json()) as { checks: Record<string, string> }
+    assert.strictEqual(readiness.checks.queue, "ok")
     await api(server, "POST", "/emails", { ...message("waiting"), scheduled_at: inSeconds(3600) })
+    await api(server, "POST", "/emails", { ...message("waiting too"), scheduled_at: inSeconds(7200) })
     await eventually(
       "the gauges are refreshed",
       async () => {
