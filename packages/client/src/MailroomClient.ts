@@ -1,10 +1,10 @@
 // The client of a mailroom server, over `fetch` alone: sends with an Idempotency-Key and safe retries,
 // uploads through a presigned URL in one call, reaches attachments by key or id, reads message records
 // and keeps the suppression list.
-import * as Later from "./internal/later.js"
 import * as Records from "./internal/records.js"
 import { exchange, type Transport } from "./internal/transport.js"
 import type * as Wire from "./internal/wire.js"
+import { ValidationError } from "./MailroomApiError.js"
 
 export type SendEmailRequest = Wire.SendEmailRequest
 export type SendEmailResponse = Wire.SendEmailResponse
@@ -253,23 +253,30 @@ export const make = (options: Options): MailroomClient => {
       timeout: options.timeout
     })
 
-  // The answer's type follows the request's: the server schedules exactly the requests with `scheduled_at`.
-  const send = (async (request: SendEmailRequest, options: SendOptions = {}) => {
+  /** A POST under an Idempotency-Key (yours, or a new UUID its retries reuse), its answer marked as replayed or not. */
+  const keyed = async <A>(path: string, what: string, body: unknown, options: SendOptions) => {
     const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
-    const headers = { ...withApiKey("emails.send"), "idempotency-key": idempotencyKey }
-    const answer = await call<SendEmailResponse | ScheduledEmailResponse>(
-      "POST",
-      `${baseUrl}/emails`,
-      headers,
-      request,
-      options
-    )
-    return {
-      ...answer.value,
-      replayed: answer.headers.get("idempotent-replayed") === "true",
-      idempotencyKey
-    }
-  }) as Emails["send"]
+    const headers = { ...withApiKey(what), "idempotency-key": idempotencyKey }
+    const answer = await call<A>("POST", `${baseUrl}${path}`, headers, body, options)
+    return { ...answer.value, replayed: answer.headers.get("idempotent-replayed") === "true", idempotencyKey }
+  }
+
+  // The answer's type follows the request's: the server schedules exactly the requests with `scheduled_at`.
+  const send = ((request: SendEmailRequest, options: SendOptions = {}) =>
+    keyed<SendEmailResponse | ScheduledEmailResponse>("/emails", "emails.send", request, options)) as Emails["send"]
+
+  // A 400 whose body is a batch's answers is one: no item was accepted, and each says why.
+  const sendBatch: Emails["sendBatch"] = (requests, options = {}) => {
+    const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
+    const keyedOptions = { ...options, idempotencyKey }
+    return keyed<SendBatchResponse>("/emails/batch", "emails.sendBatch", requests, keyedOptions).catch((error) => {
+      const body = (error as { body?: SendBatchResponse }).body
+      if (ValidationError.isInstance(error) && Array.isArray(body?.data)) {
+        return { data: body.data, errors: body.errors, replayed: false, idempotencyKey }
+      }
+      throw error
+    })
+  }
 
   // The base variant when there is an API key; the `/v1` one for a caller holding only a token.
   const presign: Attachments["presign"] = async (request, options = {}) => {
@@ -364,7 +371,7 @@ export const make = (options: Options): MailroomClient => {
 
   const records = Records.make({ baseUrl, call, withApiKey })
   return {
-    emails: { send, ...Later.make({ baseUrl, call, withApiKey }), ...records.emails },
+    emails: { send, sendBatch, ...records.emails },
     attachments: { upload, presign, download, read, delete: remove },
     suppressions: records.suppressions
   }
