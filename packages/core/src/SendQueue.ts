@@ -53,16 +53,19 @@ const unavailable = (message: string) => (cause: unknown) =>
   new Unavailable({ message, cause, retryAfter: Duration.seconds(1) })
 
 /**
- * The queue on the `PersistedQueueFactory` in context: its store decides where looks are kept.
+ * The queue on the `PersistedQueueStore` in context: the store decides where looks are kept.
  * `check` is how readiness reaches that store (default: nothing to reach).
  */
 export const make = (
   options: Options = {},
   check: Effect.Effect<void, Unavailable> = Effect.void
-): Effect.Effect<SendQueue, never, PersistedQueue.PersistedQueueFactory> =>
+): Effect.Effect<SendQueue, never, PersistedQueue.PersistedQueueStore> =>
   Effect.gen(function* () {
     const maxAttempts = Math.max(1, options.maxAttempts ?? 10)
-    const queue = yield* PersistedQueue.make({
+    // A factory of its own on the store in context: `PersistedQueue.layer` is one value, so a layer
+    // of it would be built once per runtime and bound to whichever store came first (the webhooks').
+    const factory = yield* PersistedQueue.makeFactory
+    const queue = yield* factory.make({
       name: options.name ?? "mailroom-sends",
       schema: Queued,
       maxAttempts,
@@ -88,8 +91,8 @@ export const make = (
     })
   })
 
-/** The queue on the `PersistedQueueFactory` in context. */
-export const layer = (options: Options = {}): Layer.Layer<SendQueue, never, PersistedQueue.PersistedQueueFactory> =>
+/** The queue on the `PersistedQueueStore` in context. */
+export const layer = (options: Options = {}): Layer.Layer<SendQueue, never, PersistedQueue.PersistedQueueStore> =>
   Layer.effect(SendQueue, make(options))
 
 /**
@@ -98,8 +101,9 @@ export const layer = (options: Options = {}): Layer.Layer<SendQueue, never, Pers
  */
 export const layerMemory = (options: Options = {}): Layer.Layer<SendQueue> =>
   layer(options).pipe(
-    Layer.provide(Layer.merge(PersistedQueue.layer, PersistedQueue.layerCleanup({ timeToLive: "2 days" }))),
-    Layer.provide(PersistedQueue.layerStoreMemory)
+    Layer.merge(PersistedQueue.layerCleanup({ timeToLive: "2 days" })),
+    // Fresh: the memory store is one value too, and this queue's store is its own.
+    Layer.provide(Layer.fresh(PersistedQueue.layerStoreMemory))
   )
 
 export interface SqlOptions extends Options {
@@ -142,10 +146,7 @@ export const layerSql = (options: SqlOptions = {}): Layer.Layer<SendQueue, SqlEr
       )
     )
   )
-  return queue.pipe(
-    Layer.provide(Layer.merge(PersistedQueue.layer, PersistedQueue.layerCleanup({ timeToLive: "2 days" }))),
-    Layer.provide(store)
-  )
+  return queue.pipe(Layer.merge(PersistedQueue.layerCleanup({ timeToLive: "2 days" })), Layer.provide(store))
 }
 
 export interface WorkerOptions {
