@@ -95,7 +95,8 @@ const providerLayer = (provider: Config["provider"]) => {
         dir: provider.dir,
         ...optional("sandbox", provider.sandbox),
         ...optional("suppressedRecipients", provider.suppressedRecipients),
-        ...optional("paused", provider.paused)
+        ...optional("paused", provider.paused),
+        ...optional("simulatedDelay", provider.simulatedDelay as Duration.Input | undefined)
       })
     case "ses":
       return lazy(async () =>
@@ -103,6 +104,7 @@ const providerLayer = (provider: Config["provider"]) => {
           region: provider.region,
           ...optional("endpoint", provider.endpoint),
           ...optional("configurationSetName", provider.configurationSetName),
+          ...optional("simulator", provider.simulator),
           ...optional("timeout", provider.timeout as Duration.Input | undefined),
           ...optional(
             "accessKeyId",
@@ -122,6 +124,7 @@ const providerLayer = (provider: Config["provider"]) => {
           serverToken: Redacted.make(provider.serverToken),
           ...optional("requestHost", provider.requestHost),
           ...optional("useHttps", provider.useHttps),
+          ...optional("simulator", provider.simulator),
           ...optional("timeout", provider.timeout as Duration.Input | undefined)
         })
       )

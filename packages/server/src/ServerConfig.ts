@@ -125,13 +125,15 @@ export const OutboxProvider = Schema.Struct({
     Schema.Struct({ enabled: Schema.Boolean, verifiedRecipients: Schema.Array(Wire.EmailAddress) })
   ),
   suppressedRecipients: Schema.optionalKey(Schema.Array(Wire.EmailAddress)),
-  paused: Schema.optionalKey(Schema.Boolean)
+  paused: Schema.optionalKey(Schema.Boolean),
+  simulatedDelay: Schema.optionalKey(Time)
 })
 export const SesProvider = Schema.Struct({
   kind: Schema.Literal("ses"),
   region: nonEmpty("a region"),
   endpoint: Schema.optionalKey(Url),
   configurationSetName: Schema.optionalKey(nonEmpty("a configuration set name")),
+  simulator: Schema.optionalKey(Schema.Boolean),
   accessKeyId: Schema.optionalKey(Secret),
   secretAccessKey: Schema.optionalKey(Secret),
   timeout: Schema.optionalKey(Time)
@@ -141,6 +143,7 @@ export const PostmarkProvider = Schema.Struct({
   serverToken: Secret,
   requestHost: Schema.optionalKey(Schema.String),
   useHttps: Schema.optionalKey(Schema.Boolean),
+  simulator: Schema.optionalKey(Schema.Boolean),
   timeout: Schema.optionalKey(Time)
 })
 
