@@ -11,6 +11,7 @@ import type { SqlError } from "effect/sql"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
+import { observed } from "./internal/inbox/written.js"
 import { lazy } from "./internal/lazy.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
@@ -371,8 +372,14 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
   const events = eventsLayer(config.events, redis)
+  // Set once the viewer is up; until then nobody reads the outbox's index.
+  let noteWritten = (_messageId: string) => {}
+  const provider =
+    config.provider.kind === "outbox"
+      ? observed(providerLayer(config.provider), (id) => noteWritten(id))
+      : providerLayer(config.provider)
   const layer = Mailroom.layer<LayerError>({
-    provider: inSection("provider", providerLayer(config.provider)),
+    provider: inSection("provider", provider),
     store: inSection("storage", storageLayer(config.storage, publicUrl)),
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
@@ -402,6 +409,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     if (config.provider.kind === "outbox") {
       const { logError } = options
       viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime, logError })
+      noteWritten = viewer.noteWritten
     }
     handle = handlers.node
   } catch (cause) {

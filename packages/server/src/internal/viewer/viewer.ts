@@ -2,8 +2,10 @@
 // and the delivery events remembered per message. Reached only as access.ts allows; otherwise the
 // request falls through to the API, which answers 404.
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { type MailEvent, MailEvents } from "@mailroom/core"
+import { type MailEvent, MailEvents, MessageLog } from "@mailroom/core"
 import { Effect, Exit, Fiber, type ManagedRuntime, Scope, Stream } from "effect"
+import * as Api from "../inbox/api.js"
+import * as Store from "../inbox/store.js"
 import * as Access from "./access.js"
 import * as Assets from "./assets.js"
 import * as Outbox from "./outbox.js"
@@ -17,7 +19,7 @@ export interface Options {
   readonly host: string
   /** Where browsers reach the server (the config's publicUrl, else the listening address). */
   readonly publicUrl: string
-  readonly runtime: ManagedRuntime.ManagedRuntime<MailEvents.MailEvents, unknown>
+  readonly runtime: ManagedRuntime.ManagedRuntime<MailEvents.MailEvents | MessageLog.MessageLog, unknown>
   /** Where the cause of a 500 goes; the page says only that it failed. Default: console.error. */
   readonly logError?: ((message: string) => void) | undefined
 }
@@ -28,7 +30,9 @@ export interface Viewer {
   readonly notServed: string
   /** Answers a viewer request; undefined when the request is not the viewer's to answer. */
   readonly handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined
-  /** Ends the live feeds (they would hold a graceful shutdown open) and stops watching. */
+  /** Says the outbox just wrote this message: the inbox API and its waits see it at once. */
+  readonly noteWritten: (id: string) => void
+  /** Ends the live feeds and the inbox's waits (they would hold a graceful shutdown open) and stops watching. */
   readonly close: () => Promise<void>
 }
 
@@ -59,8 +63,8 @@ const send = (res: ServerResponse, status: number, type: string, body: string | 
 }
 const page = (res: ServerResponse, body: string, headers = {}) =>
   send(res, 200, "text/html; charset=utf-8", body, { "content-security-policy": pageCsp, ...headers })
-const json = (res: ServerResponse, status: number, body: unknown) =>
-  send(res, status, "application/json", JSON.stringify(body))
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  send(res, status, "application/json", JSON.stringify(body), headers)
 
 /** `filename*` (RFC 6266) for any name, with an ASCII fallback for old clients. */
 const disposition = (filename: string) =>
@@ -81,6 +85,25 @@ export const start = async (options: Options): Promise<Viewer> => {
     secure: options.publicUrl.startsWith("https:")
   })
   const outbox = Outbox.make(options.dir)
+  const index = Store.make(options.dir)
+  const { runtime } = options
+  const api = Api.make({
+    index,
+    dir: options.dir,
+    publicUrl: options.publicUrl,
+    base,
+    json,
+    // The message log is the truth about a message's events; one it cannot reach now shows none.
+    events: (organizationId, id) =>
+      organizationId === null
+        ? Promise.resolve([])
+        : runtime.runPromise(
+            Effect.flatMap(MessageLog.MessageLog, (log) => log.find(organizationId, id)).pipe(
+              Effect.map((detail) => detail?.events ?? []),
+              Effect.catch(() => Effect.succeed([]))
+            )
+          )
+  })
   const logError = options.logError ?? ((message: string) => console.error(message))
   const feeds = new Set<ServerResponse>()
   const events = new Map<string, Array<MailEvent.MailEvent>>()
@@ -88,7 +111,6 @@ export const start = async (options: Options): Promise<Viewer> => {
     for (const feed of feeds) feed.write("event: change\ndata: \n\n")
   }
 
-  const { runtime } = options
   const scope = await runtime.runPromise(Scope.make())
   let stopWatching = () => {}
   let subscription: Fiber.Fiber<void, unknown> | undefined
@@ -173,6 +195,7 @@ export const start = async (options: Options): Promise<Viewer> => {
       return json(res, 404, { message: "not found" })
     }
     const method = req.method ?? "GET"
+    if (segments[0] === "api") return api.handle(req, res, segments.slice(1), url)
     if (method === "DELETE") {
       if (!access.sameOrigin(req)) return json(res, 403, { message: "a change must come from the viewer's own page" })
       if (segments.length === 1 && segments[0] === "messages") return json(res, 200, { deleted: await outbox.clear() })
@@ -232,6 +255,8 @@ export const start = async (options: Options): Promise<Viewer> => {
 
   const close = async () => {
     closed = true
+    api.close()
+    await index.close()
     stopWatching()
     for (const feed of feeds) feed.end()
     feeds.clear()
@@ -243,6 +268,7 @@ export const start = async (options: Options): Promise<Viewer> => {
     url: access.served ? `${options.publicUrl}${base}` : undefined,
     notServed: access.notServed,
     handle,
+    noteWritten: access.served ? index.noteWritten : () => {},
     close
   }
 }
