@@ -9,7 +9,7 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "scripts/test/**/*.test.ts"],
     // Ceph's radosgw, the strict S3 peer: one cluster for the run, started when a test first asks.
     globalSetup: ["packages/s3/test/support/radosgwSetup.ts"],
     testTimeout: 30_000

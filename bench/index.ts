@@ -8,6 +8,7 @@ import * as hostile from "./hostile.ts"
 import * as http from "./http.ts"
 import * as messages from "./messages.ts"
 import * as outbox from "./outbox.ts"
+import * as outboxSize from "./outboxSize.ts"
 import * as presign from "./presign.ts"
 import * as s3 from "./s3.ts"
 import * as ses from "./ses.ts"
@@ -44,6 +45,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "messages",
     "GET /emails at scale: MessageLog.list({ limit: 100 }) of @mailroom/sql over 1,000,000 records vs 1,000, PostgreSQL and SQLite (7 interleaved rounds of 30)",
     messages
+  ],
+  [
+    "outboxSize",
+    "Send rate vs the outbox's size: POST /emails, 16 at a time, to the built server with 100,000 messages in its outbox vs an empty one, viewer on and nobody looking (5 interleaved rounds of 150 bursts); then each one's CPU while idle",
+    outboxSize
   ],
   [
     "coldstart",

@@ -4,12 +4,21 @@ const base = process.env.MAILROOM_URL ?? `http://127.0.0.1:${process.env.PORT ??
 const apiKey = process.env.MAILROOM_API_KEY ?? "mr_test_acme"
 const from = process.env.MAILROOM_FROM ?? "hello@acme.mailroom.test"
 
+/** Stops with what to do, for a server that does not answer: no stack of a failed fetch. */
+const unreachable = (cause: unknown): never => {
+  const code = (cause as { cause?: { code?: unknown } })?.cause?.code
+  console.error(
+    `No mailroom server answers at ${base}${typeof code === "string" ? ` (${code})` : ""}: start the server first with npm start, in another terminal (or set MAILROOM_URL to where yours listens).`
+  )
+  process.exit(1)
+}
+
 const call = async (method: string, path: string, body?: unknown) => {
   const response = await fetch(`${base}${path}`, {
     method,
     headers: { "x-api-key": apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
+  }).catch(unreachable)
   const json = (await response.json()) as Record<string, unknown>
   console.log(`${method} ${path} -> ${response.status}`, JSON.stringify(json))
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}`)

@@ -1,5 +1,5 @@
-// mailroom's API at the root of an Express app that parses JSON bodies for its own routes first:
-// mailroom uses the parsed body, and hands every request that is not its own on to the app (next).
+// mailroom's API at the root of an Express app, mounted before the app's express.json(): mailroom
+// reads its own bodies (uploads stay byte for byte) and hands every other request on to the app.
 import { Mailroom, Organizations } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
@@ -29,8 +29,10 @@ export const makeApp = ({ dir, publicUrl }: AppOptions) => {
     })
   )
   const app = express()
+  // Before the body parsers: a parser first would take the bytes of a JSON upload (and answer one over
+  // its 100 kB limit with Express's HTML error page). Anything not mailroom's goes on to the routes below.
+  app.use(mailroom.node)
   app.use(express.json())
-  app.use(mailroom.node) // its routes, its signed upload URLs; anything else goes on to the routes below
   app.get("/health", (_req, res) => {
     res.json({ ok: true })
   })

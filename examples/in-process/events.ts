@@ -12,11 +12,14 @@ export const mailroom = Mailroom.make({
 
 export const main = async () => {
   const seen: Array<MailEvent.MailEvent> = []
-  const { promise: both, resolve } = Promise.withResolvers<void>()
+  let bothSeen = () => {}
+  const both = new Promise<void>((resolve) => {
+    bothSeen = resolve
+  })
   const stop = await mailroom.onEvent(
     (event) => {
       seen.push(event)
-      if (seen.length === 2) resolve()
+      if (seen.length === 2) bothSeen()
     },
     { organizationId: "org_acme" }
   )

@@ -184,7 +184,7 @@ export interface paths {
                         "application/json": components["schemas"]["errorBody"];
                     };
                 };
-                /** @description Sending is paused, the provider is unavailable, or the credential cannot be checked right now */
+                /** @description Sending is paused, the provider is unavailable or did not confirm the message, or the credential cannot be checked right now */
                 503: {
                     headers: {
                         /** @description Whole seconds to wait before trying again */
@@ -192,7 +192,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["errorBody"];
+                        "application/json": components["schemas"]["unavailableSendBody"];
                     };
                 };
             };
@@ -1166,6 +1166,11 @@ export interface components {
         };
         messageBody: {
             message: string;
+        };
+        unavailableSendBody: {
+            error: string;
+            /** @description True when the provider may have accepted the message before failing (a timeout, a dropped connection, the server shutting down): check before sending it again, or retry with the same Idempotency-Key, which answers 409 instead of sending twice */
+            may_have_been_sent: boolean;
         };
         EmailTag: {
             name: string;

@@ -1,6 +1,6 @@
-// The Express app with express.json() first and mailroom at the root: the whole flow over HTTP
-// (presign, upload, send with the file, download, delete), the .eml the outbox wrote, and the app's
-// own /health still answering.
+// The Express app with mailroom at the root before express.json(): the whole flow over HTTP
+// (presign, upload, send with the file, download, delete), the .eml the outbox wrote, the app's own
+// routes still answering, and JSON files stored on disk byte for byte.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -30,7 +30,7 @@ afterAll(async () => {
 
 const headers = { "x-api-key": "mr_test_app", "content-type": "application/json" }
 
-it("serves the whole flow behind express.json(), and the app's own routes still answer", async () => {
+it("serves the whole flow, and the app's own routes still answer", async () => {
   assert.deepStrictEqual(await (await fetch(`${url}/health`)).json(), { ok: true })
 
   const presign = await fetch(`${url}/attachments/presign`, {
@@ -78,4 +78,28 @@ it("serves the whole flow behind express.json(), and the app's own routes still 
     readdirSync(join(dir, "outbox")).filter((f) => f.endsWith(".eml")),
     [`${message_id}.eml`]
   )
+})
+
+it("stores a JSON file byte for byte, also one over express.json()'s 100 kB limit", async () => {
+  // What a parser would change: a number past float range, a duplicate key, spacing and CRLF.
+  for (const padding of [0, 200 * 1024]) {
+    const file = `{ "amount": 1e400,\r\n  "id": 1, "id": 2, "pad": "${"x".repeat(padding)}" }\n`
+    const presign = await fetch(`${url}/attachments/presign`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ filename: "data.json", content_type: "application/json" })
+    })
+    const { url: uploadUrl, key } = (await presign.json()) as { url: string; key: string }
+    const upload = await fetch(uploadUrl, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: file
+    })
+    assert.strictEqual(upload.status, 200, await upload.text())
+    const download = await fetch(`${url}/attachments/download?key=${encodeURIComponent(key)}`, { headers })
+    const { download_url } = (await download.json()) as { download_url: string }
+    const stored = await fetch(download_url)
+    assert.strictEqual(stored.headers.get("content-type"), "application/json")
+    assert.strictEqual(await stored.text(), file)
+  }
 })

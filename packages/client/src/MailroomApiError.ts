@@ -168,7 +168,7 @@ export class InternalServerError extends MailroomApiError {
 }
 
 // The server says this when its provider did not confirm a message it may have accepted; DESIGN
-// section 3 forbids retrying that blindly, and the answer carries no other signal of it.
+// section 3 forbids retrying that blindly. Servers before `may_have_been_sent` say it in words only.
 const maybeSent = /may have been sent/i
 
 const unavailableMarker = Symbol.for("@mailroom/client/ServiceUnavailableError")
@@ -181,7 +181,8 @@ export class ServiceUnavailableError extends MailroomApiError {
   override readonly name = "ServiceUnavailableError"
   /** True when the server says the provider may have accepted the message before failing. */
   get mayHaveBeenSent(): boolean {
-    return this.messages.some((m) => maybeSent.test(m))
+    const field = (this.body as { may_have_been_sent?: unknown } | null)?.may_have_been_sent
+    return typeof field === "boolean" ? field : this.messages.some((m) => maybeSent.test(m))
   }
   override get isRetryable(): boolean {
     return !this.mayHaveBeenSent

@@ -4,7 +4,8 @@
 const connectionMarker = Symbol.for("@mailroom/client/MailroomConnectionError")
 
 /**
- * - `CouldNotConnect`: refused, unreachable, or the name does not resolve; the request was certainly not sent.
+ * - `CouldNotConnect`: the name does not resolve, the connection was refused or unreachable, TLS failed, or
+ *   the connection closed before a byte of the request was written; the request was certainly not sent.
  * - `Timeout`: no complete answer within the client's `timeout`; the server may have acted on it.
  * - `Network`: the connection failed or was cut after it was opened; the server may have acted on it.
  */

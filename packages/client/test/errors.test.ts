@@ -61,4 +61,15 @@ describe("error classes", () => {
     assert.isFalse(new ConflictError(details(409, [])).isRetryable)
     assert.isFalse(new MailroomApiError(details(502, [])).isRetryable)
   })
+
+  it("a 503's may_have_been_sent field decides over its wording; without the field, the wording does", () => {
+    const answer = (mayHaveBeenSent: boolean, error: string) =>
+      new ServiceUnavailableError({ ...details(503, [error]), body: { error, may_have_been_sent: mayHaveBeenSent } })
+    const cut = answer(true, "the server shut down while the provider had not answered")
+    assert.isTrue(cut.mayHaveBeenSent)
+    assert.isFalse(cut.isRetryable)
+    const paused = answer(false, "sending is paused; a message that may have been sent earlier is unaffected")
+    assert.isFalse(paused.mayHaveBeenSent)
+    assert.isTrue(paused.isRetryable)
+  })
 })

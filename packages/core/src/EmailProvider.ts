@@ -1,12 +1,27 @@
 // The sending interface: one normalised message in, the provider's message id out. Adapters (SES,
 // Postmark, the local outbox) implement it; this module also holds the memory provider.
 import { randomUUID } from "node:crypto"
-import { Clock, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
+import { Clock, type Config, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
+import { type FailoverOptions, failover } from "./internal/failover.js"
 import { publishAccepted } from "./internal/publish.js"
 import * as MailEvent from "./MailEvent.js"
 import { MailEvents } from "./MailEvents.js"
 import { InvalidRequest, ProviderError } from "./ProviderError.js"
 import * as Simulator from "./Simulator.js"
+
+export {
+  /** When a failover's provider stops being called after failures, and when it is tried again. */
+  type CircuitOptions,
+  /** Options of `failover`: the circuit each of its providers has. */
+  type FailoverOptions,
+  /**
+   * One provider made of several, tried in order: the next has the message only when the current one
+   * certainly did not take it (unreachable, throttled, paused, or skipped while its circuit is open),
+   * never after an answer that may hide an accepted message, nor after a rejection of the message
+   * itself. Its `limits` are the strictest of each. Scoped: its circuits live as long as the scope.
+   */
+  failover
+} from "./internal/failover.js"
 
 export interface Sender {
   readonly address: string
@@ -93,6 +108,11 @@ export interface Limits {
 
 export interface SendResult {
   readonly messageId: string
+  /**
+   * The provider that sent the message, when it is not the one called: a failover names the one of its
+   * providers that took it, which the message log records. Default: the provider's own `name`.
+   */
+  readonly provider?: string
 }
 
 export interface EmailProvider {
@@ -100,6 +120,14 @@ export interface EmailProvider {
   readonly name: string
   readonly limits: Limits
   readonly send: (email: OutboundEmail) => Effect.Effect<SendResult, ProviderError>
+  /**
+   * Checks, sending nothing, that sends can work now: the credentials resolve, the vendor answers and
+   * accepts them (as Nodemailer's `transporter.verify()`). Readiness probes and the server's start-up
+   * call it. Optional: a provider without it is taken as ready.
+   */
+  readonly verify?: Effect.Effect<void, ProviderError>
+  /** For a provider made of others (a failover): each of them, in order, so readiness can show each. */
+  readonly members?: ReadonlyArray<EmailProvider>
 }
 
 export const EmailProvider: Context.Service<EmailProvider, EmailProvider> =
@@ -182,5 +210,34 @@ export const layerMemory = (
     Effect.gen(function* () {
       const events = yield* Effect.serviceOption(MailEvents)
       return makeMemory({ ...options, ...(Option.isSome(events) ? { events: events.value } : {}) }, yield* Effect.scope)
+    })
+  )
+
+// --- failover -----------------------------------------------------------------------------------
+
+/** A provider's layer in `layerFailover`, with the name the chain gives it (default: the provider's own). */
+export type FailoverLayer<E, R> =
+  | Layer.Layer<EmailProvider, E, R>
+  | { readonly name: string; readonly layer: Layer.Layer<EmailProvider, E, R> }
+
+/**
+ * `failover` of the providers these layers give (`SmtpEmailProvider.layer(...)`,
+ * `{ name: "smtp-backup", layer: ... }`), in order, each built once with the failover.
+ */
+export const layerFailover = <E, R>(
+  providers: readonly [FailoverLayer<E, R>, ...Array<FailoverLayer<E, R>>],
+  options: FailoverOptions = {}
+): Layer.Layer<EmailProvider, E | Config.ConfigError, R> =>
+  Layer.effect(
+    EmailProvider,
+    Effect.gen(function* () {
+      const [first, ...rest] = yield* Effect.forEach(providers, (entry) => {
+        const named = "layer" in entry ? entry : undefined
+        return Effect.map(Layer.build(named?.layer ?? (entry as Layer.Layer<EmailProvider, E, R>)), (context) => {
+          const provider = Context.get(context, EmailProvider)
+          return named === undefined ? provider : { ...provider, name: named.name }
+        })
+      })
+      return yield* failover([first as EmailProvider, ...rest], options)
     })
   )

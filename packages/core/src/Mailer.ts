@@ -8,6 +8,7 @@ import { domainOf } from "./internal/address.js"
 import * as SendAttachments from "./internal/sendAttachments.js"
 import * as SendExtras from "./internal/sendExtras.js"
 import * as SendRecord from "./internal/sendRecord.js"
+import * as Shutdown from "./internal/shutdown.js"
 import { withSpan } from "./internal/tracing.js"
 import { messageKey, organizationKey } from "./MailEvent.js"
 import { Conflict, type Unavailable, ValidationError } from "./MailroomError.js"
@@ -40,6 +41,13 @@ export interface Config {
   readonly attachmentBytesInFlight?: number
   /** How long a send waits for that room before it fails with `Unavailable` (503, Retry-After). Default 10 s. */
   readonly attachmentBudgetWait?: Duration.Input
+  /**
+   * Aborted by the host when it stops waiting for sends (its shutdown grace period is over): a send
+   * still running then fails as `Unavailable` at once, possibly sent when the provider had the message
+   * (its Idempotency-Key is recorded as uncertain), nothing sent when it had not (the key is released).
+   * Default: none, sends run to their end.
+   */
+  readonly shutdown?: AbortSignal
 }
 
 export const defaultAttachmentBytesInFlight = 256 * 1024 * 1024
@@ -95,6 +103,13 @@ const canonical = (value: unknown): string =>
 
 type Request = Wire.InProcessSendRequest
 
+/** Why `from` was refused before any provider saw it: its domain, the organisation's domains, nothing sent. */
+const unverifiedSender = (from: string, principal: Principal, verified: ReadonlyArray<string>) => {
+  const shown = verified.slice(0, 5).join(", ") + (verified.length > 5 ? ` and ${verified.length - 5} more` : "")
+  const domains = verified.length === 0 ? "it has none" : `its verified domains are ${shown}, and their subdomains`
+  return `from: ${from} is not on a verified domain of organization ${principal.orgId} (${domains}); nothing was sent`
+}
+
 const fingerprintOf = (request: Request) => createHash("sha256").update(canonical(request)).digest("hex")
 
 /**
@@ -127,7 +142,9 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     }
   })
 
-  // On every send: one step, not a generator.
+  // On every send: one step, not a generator. The same error as a provider's refusal of the sender
+  // (one condition, one error to catch, a 422 on the wire), from provider "mailroom", with a message
+  // that says it is mailroom's own check, what to change, and that nothing was sent.
   const checkSender = (principal: Principal, from: string): Effect.Effect<void, ProviderError | Unavailable> =>
     Effect.flatMap(organizations.verifiedDomains(principal), (verified) => {
       const domain = domainOf(from)
@@ -136,10 +153,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         : Effect.fail(
             new ProviderError({
               provider: "mailroom",
-              reason: new SenderNotVerified({
-                message: `the domain of ${from} is not a verified domain of this organization`,
-                sender: from
-              })
+              reason: new SenderNotVerified({ message: unverifiedSender(from, principal, verified), sender: from })
             })
           )
     })
@@ -152,9 +166,10 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   // Retried: what the provider certainly did not accept (`isRetryable`), unless it asks for a longer
   // wait than `maxDelay`. Not retried: core's own refusals (provider "mailroom"), such as the rate
-  // limiter's, which already waited as long as it was allowed to.
+  // limiter's, which already waited as long as it was allowed to, and a failover's answer (`failover`
+  // set): it already tried each provider that could take the message, so retrying would multiply calls.
   const retryable = (error: ProviderError) =>
-    error.provider !== "mailroom" && error.isRetryable && askedMillis(error) <= maxDelay
+    error.provider !== "mailroom" && error.failover === undefined && error.isRetryable && askedMillis(error) <= maxDelay
 
   // Exponential from `baseDelay`, each wait capped at `maxDelay` and jittered over its upper half,
   // never shorter than the provider asked; `maxAttempts` in all.
@@ -183,12 +198,16 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
    * retries are what `Effect.retry(attempt, retrySchedule)` makes and a send that succeeds at once
    * (nearly all of them) does not build the schedule's state.
    */
-  const sendWithRetries = (email: OutboundEmail) => {
+  const sendWithRetries = (email: OutboundEmail, progress: Shutdown.Progress | undefined) => {
     const recipients = email.to.length + email.cc.length + email.bcc.length
-    const attempt =
-      limiter._tag === "Some"
-        ? Effect.andThen(limiter.value.acquire(recipients), provider.send(email))
-        : provider.send(email)
+    const call =
+      progress === undefined
+        ? provider.send(email)
+        : Effect.suspend(() => {
+            progress.called = true
+            return provider.send(email)
+          })
+    const attempt = limiter._tag === "Some" ? Effect.andThen(limiter.value.acquire(recipients), call) : call
     return Effect.catch(attempt, (first) => {
       let replayed = false
       const again = Effect.suspend(() => {
@@ -258,7 +277,8 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     request: Request,
     addressed: SendRecord.Addressed,
     loaded: ReadonlyArray<OutboundAttachment>,
-    idempotencyKey: string | undefined
+    idempotencyKey: string | undefined,
+    progress: Shutdown.Progress | undefined
   ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
     const id = makeId()
     const accept = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -274,8 +294,8 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         })
       )
     )
-    const sent = sendWithRetries(outbound(principal, id, request, addressed, loaded, idempotencyKey)).pipe(
-      Effect.onExit((exit) => settle(id, SendRecord.outcomeOf(provider.name, exit)))
+    const sent = sendWithRetries(outbound(principal, id, request, addressed, loaded, idempotencyKey), progress).pipe(
+      Effect.onExit((exit) => settle(id, SendRecord.outcomeOf(provider.name, exit, progress)))
     )
     return Effect.andThen(
       accept,
@@ -309,10 +329,11 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
 
   // Every send: validation first (every problem at once), then the sender, the suppression list, the
   // attachments' bytes (held in the memory budget until the provider has answered), the record, the call.
-  const deliver = (
+  const deliverOnce = (
     principal: Principal,
     request: Request,
-    idempotencyKey?: string
+    idempotencyKey: string | undefined,
+    progress: Shutdown.Progress | undefined
   ): Effect.Effect<Wire.SendEmailResponse, SendError> => {
     const problems = attachments.staticProblems(principal, request)
     problems.errors.push(...SendExtras.problems(request, provider.limits))
@@ -325,20 +346,37 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
           )
     const send = (addressed: SendRecord.Addressed) =>
       request.attachments === undefined || request.attachments.length === 0
-        ? sendRecorded(principal, request, addressed, [], idempotencyKey)
+        ? sendRecorded(principal, request, addressed, [], idempotencyKey, progress)
         : Effect.scoped(
             Effect.flatMap(attachments.load(request), (loaded) =>
-              sendRecorded(principal, request, addressed, loaded, idempotencyKey)
+              sendRecorded(principal, request, addressed, loaded, idempotencyKey, progress)
             )
           )
     return Effect.andThen(checked, Effect.flatMap(address(principal, request), send))
   }
 
+  // With a host's shutdown signal, a send still running when it aborts is answered (see Config.shutdown).
+  const { shutdown } = config
+  const deliver = (
+    principal: Principal,
+    request: Request,
+    idempotencyKey?: string
+  ): Effect.Effect<Wire.SendEmailResponse, SendError> =>
+    shutdown === undefined
+      ? deliverOnce(principal, request, idempotencyKey, undefined)
+      : Shutdown.stoppable(shutdown, provider.name, (progress) =>
+          deliverOnce(principal, request, idempotencyKey, progress)
+        )
+
   // The outcome is what the caller needs: a store that fails to record it leaves the key in flight
-  // (a 409 on retries until it expires), which never sends twice, so the failure is only logged.
-  const recorded = (write: Effect.Effect<void, Unavailable>) =>
+  // (a 409 on retries until it expires), which never sends twice, so the failure is only logged. The
+  // line says what happened to the message, and the store's own cause: not the store's message to a
+  // caller ("nothing was sent"), which would be false of a message that was sent.
+  const recorded = (write: Effect.Effect<void, Unavailable>, outcome: string) =>
     Effect.catch(write, (error) =>
-      Effect.logError(`[mailroom] an Idempotency-Key outcome could not be recorded: ${error.message}`)
+      Effect.logError(
+        `[mailroom] ${outcome}, but its Idempotency-Key could not be updated (${String(error.cause ?? error.message)}); the key stays in flight until it expires, so a retry under it is refused (409), never sent again`
+      )
     )
 
   const withIdempotency = (principal: Principal, scope: Scope, request: Request) =>
@@ -365,16 +403,22 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       return yield* deliver(principal, request, scope.key).pipe(
         Effect.onExit((exit) => {
           if (Exit.isSuccess(exit))
-            return recorded(idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }))
+            return recorded(
+              idempotency.complete(scope, { _tag: "Completed", fingerprint, response: exit.value }),
+              `message ${exit.value.message_id} was sent`
+            )
           const failure = Exit.findErrorOption(exit)
           const uncertain =
             failure._tag === "Some" &&
             failure.value._tag === "ProviderError" &&
             failure.value.reason._tag === "Unavailable" &&
             failure.value.reason.possiblySent
-          return recorded(
-            uncertain ? idempotency.complete(scope, { _tag: "Uncertain", fingerprint }) : idempotency.release(scope)
-          )
+          return uncertain
+            ? recorded(
+                idempotency.complete(scope, { _tag: "Uncertain", fingerprint }),
+                "a message may have been sent (its provider did not confirm it)"
+              )
+            : recorded(idempotency.release(scope), "a send failed and nothing was sent")
         }),
         Effect.map((response) => ({ response, replayed: false }))
       )

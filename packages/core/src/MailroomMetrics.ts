@@ -28,8 +28,15 @@ export const idempotentReplays = Metric.counter("mailroom_idempotent_replays_tot
   incremental: true
 })
 
+/**
+ * Marks a provider whose calls are already counted: `instrument` returns it as it is. A failover
+ * carries it, having counted each call under the name of the provider that answered it.
+ */
+export const InstrumentedTypeId: unique symbol = Symbol.for("@mailroom/core/MailroomMetrics/instrumented")
+
 /** The same provider, each call counted, timed and traced (span `EmailProvider.send`). */
 export const instrument = (provider: EmailProvider): EmailProvider => {
+  if (InstrumentedTypeId in provider) return provider
   // A metric with attributes is built once per series, not per call: each new one would compute its
   // series key again (a sort and a JSON.stringify) on every update.
   const seconds = Metric.withAttributes(providerSeconds, { provider: provider.name })
@@ -42,7 +49,7 @@ export const instrument = (provider: EmailProvider): EmailProvider => {
     }
     return metric
   }
-  return {
+  const instrumented: EmailProvider = {
     ...provider,
     // One step around the call, not timed + exit + flatMap + two metric effects + a span check: this
     // wraps every send.
@@ -74,4 +81,5 @@ export const instrument = (provider: EmailProvider): EmailProvider => {
         })
       })
   }
+  return Object.assign(instrumented, { [InstrumentedTypeId]: true })
 }

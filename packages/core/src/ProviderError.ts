@@ -61,10 +61,13 @@ export class InvalidRequest extends Data.TaggedClass("InvalidRequest")<{
 /**
  * The provider could not be reached or failed. `possiblySent` is true when the request had already
  * gone out (a timeout or a dropped connection after sending): retrying could then send twice.
+ * `retryAfter`, when known, is how long the outage is expected to last (a full disk under the
+ * outbox): callers are told to wait that long.
  */
 export class Unavailable extends Data.TaggedClass("Unavailable")<{
   readonly message: string
   readonly possiblySent: boolean
+  readonly retryAfter?: Duration.Duration
 }> {
   get isRetryable(): boolean {
     return !this.possiblySent
@@ -94,6 +97,13 @@ export class ProviderError extends Data.TaggedError("ProviderError")<{
   readonly provider: string
   readonly reason: Reason
   readonly cause?: unknown
+  /**
+   * Set on every error of an `EmailProvider.failover`: what each other provider of the chain answered
+   * before this one (a provider skipped while its circuit was open as `Unavailable`), in chain order.
+   * The failover already tried every provider that could take the message, so core's Mailer does not
+   * retry it.
+   */
+  readonly failover?: ReadonlyArray<ProviderError>
 }> {
   readonly [TypeId] = TypeId
 

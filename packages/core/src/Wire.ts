@@ -31,6 +31,9 @@ const { fails, rule } = Rules
 /** An addr-spec email address: at most 254 characters, internationalised domains accepted. */
 export const EmailAddress = Rules.EmailAddress
 
+/** The sender's address: an `EmailAddress`, whose display name, when one is given, belongs in `from_name`. */
+const SenderAddress = Rules.SenderAddress
+
 const notBlank = rule((s: string) => !blank(s), "must not be empty", { minLength: 1, pattern: "\\S" })
 
 /**
@@ -211,7 +214,7 @@ export const Unsubscribe = Schema.Struct({
 }).annotate({ identifier: "Unsubscribe" })
 
 export const SendEmailRequest = Schema.Struct({
-  from: EmailAddress,
+  from: SenderAddress,
   from_name: Schema.optionalKey(headerText(256, false)),
   to: recipients(true),
   cc: Schema.optionalKey(recipients(false)),

@@ -1,9 +1,11 @@
 // `@mailroom/core/adapter`: what an adapter's author needs and an application does not. Building
 // blocks shared by every adapter (download names, header encoding, the `read` admission check, the
-// accepted events of local providers) and the one way adapters refuse bad options. CONTRIBUTING.md
-// shows them at work in the smallest adapter.
+// accepted events of local providers, the one reading of network failures) and the one way adapters
+// refuse bad options. CONTRIBUTING.md shows them at work in the smallest adapter.
 import { Config, Duration, Effect, Redacted, Schema, SchemaIssue } from "effect"
 import { matcher } from "./internal/secret.js"
+import { transportFailure } from "./internal/transportFailure.js"
+import * as ProviderError from "./ProviderError.js"
 
 export { filenameOf } from "./internal/attachmentKey.js"
 export {
@@ -31,6 +33,26 @@ export { publishAccepted } from "./internal/publish.js"
 export { admit } from "./internal/read.js"
 export { constantTimeEqual, hashedProblem as hashedSecretProblem } from "./internal/secret.js"
 export { withSpan } from "./internal/tracing.js"
+export {
+  type TransportFailure,
+  type TransportFailureKind,
+  transportFailure
+} from "./internal/transportFailure.js"
+
+/**
+ * A provider's send that failed without an answer, as core's `Unavailable`: `possiblySent` from
+ * `transportFailure`, and one wording for every provider, so that the same failure reads the same on
+ * each and is retried (never sent) or not (maybe sent) alike. `vendor` is the name shown ("SES").
+ */
+export const transportUnavailable = (vendor: string, error: unknown): ProviderError.Unavailable => {
+  const failure = transportFailure(error)
+  return new ProviderError.Unavailable({
+    message: failure.possiblySent
+      ? `the request to ${vendor} failed: ${failure.description}; the message may have been sent`
+      : `could not reach ${vendor}: ${failure.description}; the message was not sent`,
+    possiblySent: failure.possiblySent
+  })
+}
 
 /** The largest upload core presigns by default (25 MiB): what a store serving its own URLs accepts unless told. */
 export const defaultMaxUploadBytes = 25 * 1024 * 1024

@@ -69,8 +69,16 @@ describe("Mailroom.make (Promise client)", () => {
       )
     )
     assert.isTrue(ProviderError.isProviderError(error))
-    assert.strictEqual((error as ProviderError.ProviderError).reason._tag, "SenderNotVerified")
+    const refused = error as ProviderError.ProviderError
+    assert.strictEqual(refused.reason._tag, "SenderNotVerified")
     assert.isFalse(MailroomError.isMailroomError(error))
+    // mailroom's own check, before any provider: the message says what to change, and that nothing went.
+    assert.strictEqual(refused.provider, "mailroom")
+    assert.strictEqual(
+      refused.message,
+      "from: a@evil.example is not on a verified domain of organization org_acme (its verified domains are acme.example, acme.mailroom.test, and their subdomains); nothing was sent"
+    )
+    assert.strictEqual(provider.sent.length, 3, "the provider saw no new message")
   })
 
   it("downloads and deletes by key and by attachment id, within the caller's organisation", async () => {

@@ -85,7 +85,7 @@ describe("Wire.SendEmailRequest", () => {
       assert.deepStrictEqual([...errors].sort(), [
         "attachments[0].filename: must not be empty",
         "body: must contain html or text",
-        "from: must be a valid email address",
+        "from: must be the address alone (alice@example.com): give the display name in from_name",
         "replyTo: is not a known field",
         "subject: must not contain line breaks",
         "to[1]: must be a valid email address"
@@ -150,9 +150,8 @@ describe("Wire.SendEmailRequest", () => {
     )
 
     const refused: ReadonlyArray<readonly [string, string]> = [
-      ["a display name", "Alice <alice@example.com>"],
-      ["a quoted display name", '"Alice" <alice@example.com>'],
       ["no @", "alice.example.com"],
+      ["a display name around no address", "Alice <alice>"],
       ["an empty local part", "@example.com"],
       ["an empty domain", "alice@"],
       ["a domain without a dot", "alice@localhost"],
@@ -178,6 +177,22 @@ describe("Wire.SendEmailRequest", () => {
         })
       )
     }
+
+    it.effect("an address with a display name is refused, pointing the sender's name to from_name", () =>
+      Effect.gen(function* () {
+        for (const named of [
+          "Acme <billing@acme.example>",
+          '"Acme, Inc." <billing@acme.example>',
+          "<billing@acme.example>"
+        ]) {
+          const errors = yield* errorsOf(decodeSend(sendWith({ from: named, to: ["ok@example.com", named] })))
+          assert.deepStrictEqual(errors, [
+            "from: must be the address alone (billing@acme.example): give the display name in from_name",
+            "to[1]: must be the address alone (billing@acme.example), without a display name"
+          ])
+        }
+      })
+    )
 
     it.effect("every address field is checked, at its own path", () =>
       Effect.gen(function* () {

@@ -5,7 +5,7 @@ import type { GetSignedUrlConfig, Storage } from "@google-cloud/storage"
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Effect, Layer } from "effect"
-import { type Account, inlineAccount, keyFileAccount, makeClient } from "./internal/client.js"
+import { type Account, defaultCredentials, inlineAccount, keyFileAccount, makeClient } from "./internal/client.js"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { read } from "./internal/read.js"
 import { makeSigner, maxExpiresIn, type SignRequest } from "./internal/signing.js"
@@ -85,7 +85,9 @@ const connect = (
         : options.keyFilename !== undefined
           ? yield* keyFileAccount(options.keyFilename)
           : undefined
-    return { client: yield* makeClient(options, account), account }
+    const client = yield* makeClient(options, account)
+    if (account === undefined) yield* defaultCredentials(client)
+    return { client, account }
   })
 
 /**

@@ -22,6 +22,24 @@ const account = makeServiceAccount()
 const pem = Redacted.value(account.credentials.private_key)
 const bucket = "mailroom-attachments"
 
+/** Runs `effect` with Google's default chain empty: no variable, no gcloud directory, no home directory. */
+const withoutDefaultCredentials = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const saved = { ...process.env }
+      delete process.env.GOOGLE_APPLICATION_CREDENTIALS
+      process.env.HOME = join(dir, "home")
+      process.env.CLOUDSDK_CONFIG = join(dir, "gcloud")
+      return saved
+    }),
+    () => effect,
+    (saved) =>
+      Effect.sync(() => {
+        for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name]
+        Object.assign(process.env, saved)
+      })
+  )
+
 const refusal = (layer: Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError>) =>
   Effect.flip(Layer.build(layer).pipe(Effect.scoped))
 
@@ -100,6 +118,24 @@ describe("GcsObjectStore refuses options it cannot use, naming them", () => {
         )
       }
     })
+  )
+
+  it.effect("neither keyFilename nor credentials, and none in the default chain: keyFilename is named", () =>
+    Effect.gen(function* () {
+      yield* refusedBoth(
+        ["keyFilename"],
+        /no Google Cloud credentials were found: .*GOOGLE_APPLICATION_CREDENTIALS.*Could not load the default credentials/,
+        { wrap: { bucket: Config.String("GCS_BUCKET") }, values: { GCS_BUCKET: bucket } },
+        { bucket }
+      )
+      // The chain's own file is enough: the store is made.
+      process.env.GOOGLE_APPLICATION_CREDENTIALS = file("chain.json", {
+        type: "service_account",
+        client_email: account.clientEmail,
+        private_key: pem
+      })
+      yield* Effect.scoped(Layer.build(GcsObjectStore.layer({ bucket })))
+    }).pipe(withoutDefaultCredentials)
   )
 
   it.effect("credentials.private_key: not an RSA private key in PEM, never shown", () =>

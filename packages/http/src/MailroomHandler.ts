@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline, Readable } from "node:stream"
 import { Cause, Effect, Exit, type Layer, ManagedRuntime } from "effect"
-import { BodyAlreadyRead, bodyOf, headerOf, readBody } from "./internal/nodeRequest.js"
+import { BodyAlreadyRead, BytesNotKept, bodyOf, headerOf, readBody } from "./internal/nodeRequest.js"
 import * as Router from "./internal/router.js"
 
 export interface Options extends Router.Options {
@@ -39,6 +39,7 @@ const discard = (body: ReadableStream | null) => {
 const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): NodeHandler => {
   const logError = options.logError ?? ((message: string) => console.error(message))
   let warned = false
+  let warnedBytes = false
   return (req, res, next) => {
     let oversized = false
     const target = req.url ?? "/"
@@ -67,15 +68,25 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): 
             throw error
           }
         ),
-      toWeb: () =>
+      toWeb: () => {
+        const body = req.method === "GET" || req.method === "HEAD" ? undefined : bodyOf(req)
+        if (body instanceof BytesNotKept) {
+          // Said once to whoever runs the app, who can fix the order; every such upload is refused.
+          if (!warnedBytes) {
+            warnedBytes = true
+            logError(`[mailroom] ${body.message}`)
+          }
+          return body
+        }
         // The store routes read only the path and query; the Host header is the client's to choose.
-        new Request(new URL(req.url ?? "/", "http://localhost"), {
+        return new Request(new URL(req.url ?? "/", "http://localhost"), {
           method: req.method ?? "GET",
           headers: Object.entries(req.headers).flatMap(([name, value]) =>
             value === undefined ? [] : [[name, headerOf(value) ?? ""] as [string, string]]
           ),
-          ...(req.method === "GET" || req.method === "HEAD" ? {} : { body: bodyOf(req), duplex: "half" as const })
+          ...(body === undefined ? {} : { body, duplex: "half" as const })
         })
+      }
     }
     const handOn = typeof next === "function" && options.unknownRoutes !== "404" ? next : undefined
     // Settles once the answer is written or abandoned, never with an error: a client that went
@@ -96,6 +107,9 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): 
           })
           // A store that refused an upload part-way has not read it all: close rather than drain.
           if (!req.complete) headers.connection = "close"
+          // A client that stops reading is let go: no connection held for ever by a stalled reader.
+          const idle = answer.idleTimeoutMillis
+          if (idle !== undefined) res.setTimeout(idle, () => res.destroy())
           res.writeHead(answer.web.status, headers)
           if (body === null) {
             res.end()

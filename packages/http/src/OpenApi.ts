@@ -56,7 +56,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
   const components: Record<string, unknown> = {
     errorsBody: shapes.errors,
     errorBody: shapes.error,
-    messageBody: shapes.message
+    messageBody: shapes.message,
+    unavailableSendBody: shapes.unavailableSend
   }
   for (const [name, schema] of Object.entries({
     SendEmailRequest: Wire.SendEmailRequest,
@@ -161,8 +162,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
             "429": errorResponse("error", "Rate limited by the provider", retryAfter(true)),
             "500": errorResponse("error", "Internal error"),
             "503": errorResponse(
-              "error",
-              "Sending is paused, the provider is unavailable, or the credential cannot be checked right now",
+              "unavailableSend",
+              "Sending is paused, the provider is unavailable or did not confirm the message, or the credential cannot be checked right now",
               retryAfter(false)
             )
           }

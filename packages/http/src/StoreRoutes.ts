@@ -14,6 +14,12 @@ export interface StoreRoutes {
    */
   readonly methods: ReadonlyArray<string>
   readonly handle: (request: Request) => Promise<Response>
+  /**
+   * Milliseconds a transfer's connection may go without a byte read or written before the Node
+   * handler closes it: a client that stops reading an answer the store already handed over (a small
+   * file, all in the socket's buffers) does not keep its connection for ever. Default: no limit.
+   */
+  readonly idleTimeoutMillis?: number
 }
 
 export const StoreRoutes: Context.Service<StoreRoutes, StoreRoutes> = Context.Service("@mailroom/http/StoreRoutes")

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net"
 import { gzipSync } from "node:zlib"
 import bodyParser from "body-parser"
 import express, { type RequestHandler } from "express"
+import Fastify from "fastify"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { MailroomHandler } from "../src/index.js"
 import { keys, makeWorld, type World } from "./world.js"
@@ -31,6 +32,73 @@ const listen = async (app: express.Express) => {
 }
 
 const json = async (response: Response) => ({ status: response.status, body: await response.json() })
+
+/** A JSON file a parser would change: a number past float range, a duplicate key, spacing, CRLF. */
+const jsonFile = (padding = 0) =>
+  new TextEncoder().encode(`{ "amount": 1e400,\r\n  "id": 1, "id": 2, "pad": "${"x".repeat(padding)}" }\n`)
+
+interface Endpoint {
+  /** The app's address with the handler's basePath. */
+  readonly base: string
+  readonly fetch?: typeof fetch
+}
+
+/**
+ * Presigns `data.json` through `api`, uploads `bytes` as application/json through the store's route
+ * at `store` (by default the same), and reads back what the store holds, if anything.
+ */
+const uploadJson = async (bytes: Uint8Array<ArrayBuffer>, api: Endpoint, store: Endpoint = api) => {
+  const callApi = api.fetch ?? fetch
+  const callStore = store.fetch ?? fetch
+  const headers = { "x-api-key": keys.acme, "content-type": "application/json" }
+  const presign = await callApi(`${api.base}/attachments/presign`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ filename: "data.json", content_type: "application/json" })
+  })
+  assert.strictEqual(presign.status, 201)
+  const { url, key } = (await presign.json()) as { url: string; key: string }
+  const storeUrl = (signed: string) =>
+    `${store.base}/_store/${new URL(signed).pathname.slice(1)}${new URL(signed).search}`
+  const put = await callStore(storeUrl(url), {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: bytes,
+    signal: AbortSignal.timeout(5000)
+  })
+  const answer = { status: put.status, type: put.headers.get("content-type"), text: await put.text() }
+  const download = await callApi(`${api.base}/attachments/download?key=${encodeURIComponent(key)}`, { headers })
+  if (download.status !== 200) return { answer, stored: undefined }
+  const fetched = await callStore(storeUrl(((await download.json()) as { download_url: string }).download_url))
+  const stored = fetched.status === 200 ? new Uint8Array(await fetched.arrayBuffer()) : undefined
+  return { answer, stored }
+}
+
+/** Calls the Web handler as a route handler is called: with a Request. */
+const webFetch =
+  (mailroom: MailroomHandler.Handlers): typeof fetch =>
+  (input, init) =>
+    mailroom.web(new Request(input, init))
+
+/** The refusal of an upload whose bytes a parser took: said to the uploader, in `{message}`, never an HTML page. */
+const assertRefusedNotRewritten = (result: Awaited<ReturnType<typeof uploadJson>>) => {
+  assert.strictEqual(result.answer.status, 500)
+  assert.match(result.answer.type ?? "", /^application\/json/)
+  assert.match(
+    JSON.parse(result.answer.text).message,
+    /read this upload without keeping its exact bytes, so it was not stored/
+  )
+  assert.isUndefined(result.stored, "nothing was stored in its place")
+}
+
+/** Whether a JSON upload behind each parser keeps its bytes (the parser left a Buffer or did not read it). */
+const keepsJsonBytes: Record<string, boolean> = {
+  "express.json()": false,
+  "express.raw() for every type": true,
+  "express.text() for text and JSON": false,
+  "body-parser json, urlencoded and raw (octet-stream only)": false,
+  "express.raw() for octet-stream only, so JSON bodies stay in the stream": true
+}
 
 const parsers: Record<string, ReadonlyArray<RequestHandler>> = {
   "express.json()": [express.json()],
@@ -115,8 +183,137 @@ for (const [name, middleware] of Object.entries(parsers)) {
       const deleted = await fetch(`${server.url}/attachments/delete?${query}`, { method: "DELETE", headers: auth })
       assert.deepStrictEqual(await json(deleted), { status: 200, body: { deleted: true, key } })
     })
+
+    const verdict = keepsJsonBytes[name] ? "stored as the exact bytes sent" : "refused, saying why, never rewritten"
+    it(`a JSON file uploaded through the store's route is ${verdict}`, async () => {
+      const bytes = jsonFile()
+      const result = await uploadJson(bytes, { base: server.url })
+      if (keepsJsonBytes[name]) {
+        assert.strictEqual(result.answer.status, 200)
+        assert.deepStrictEqual(result.stored, bytes)
+      } else {
+        assertRefusedNotRewritten(result)
+        assert.isTrue(world.control.logged.some((m) => /without keeping its exact bytes/.test(m)))
+      }
+    })
   })
 }
+
+describe("mounted before express.json(), as the README shows", () => {
+  let world: World
+  let server: Awaited<ReturnType<typeof listen>>
+  let mailroom: MailroomHandler.Started
+  beforeAll(async () => {
+    world = makeWorld()
+    mailroom = MailroomHandler.fromLayer(world.layer, { logError: (m) => world.control.logged.push(m) })
+    await mailroom.ready
+    const app = express()
+    app.use(mailroom.node)
+    app.use(express.json())
+    app.post("/orders", (req, res) => {
+      res.status(201).json({ received: req.body })
+    })
+    server = await listen(app)
+  })
+  afterAll(async () => {
+    await server.close()
+    await mailroom.dispose()
+  })
+
+  it("stores a JSON file as the exact bytes sent, also over express.json()'s 100 kB limit", async () => {
+    for (const bytes of [jsonFile(), jsonFile(200 * 1024)]) {
+      const result = await uploadJson(bytes, { base: server.url })
+      assert.strictEqual(result.answer.status, 200, result.answer.text)
+      assert.deepStrictEqual(result.stored, bytes)
+    }
+  })
+
+  it("answers a send over its own limit with its 413 JSON, and the app's routes still get parsed JSON", async () => {
+    const large = await fetch(`${server.url}/emails`, {
+      method: "POST",
+      headers: { "x-api-key": keys.acme, "content-type": "application/json" },
+      body: JSON.stringify({ ...message, body: { text: "x".repeat(1024 * 1024) } })
+    })
+    assert.deepStrictEqual(await json(large), { status: 413, body: { error: "the body is larger than 1048576 bytes" } })
+    const order = await fetch(`${server.url}/orders`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: 7 })
+    })
+    assert.deepStrictEqual(await json(order), { status: 201, body: { received: { id: 7 } } })
+  })
+})
+
+describe("in Fastify", () => {
+  const start = async (keepFastifyParsers: boolean) => {
+    const world = makeWorld()
+    const mailroom = MailroomHandler.fromLayer(world.layer, {
+      basePath: "/mail",
+      v1BasePath: "/mail",
+      logError: (m) => world.control.logged.push(m)
+    })
+    await mailroom.ready
+    const app = Fastify({ bodyLimit: 100 * 1024 })
+    await app.register(
+      async (scope) => {
+        // As examples/fastify does: this scope leaves every body in the stream for mailroom.
+        if (!keepFastifyParsers) {
+          scope.removeAllContentTypeParsers()
+          scope.addContentTypeParser("*", (_request, _payload, done) => done(null))
+        }
+        scope.all("/*", async (request, reply) => {
+          reply.hijack()
+          await mailroom.node(request.raw, reply.raw)
+        })
+      },
+      { prefix: "/mail" }
+    )
+    const url = await app.listen({ port: 0, host: "127.0.0.1" })
+    return { url: `${url}/mail`, world, mailroom, close: () => app.close().then(mailroom.dispose) }
+  }
+
+  it("as a plugin whose scope leaves bodies unparsed: a JSON file is stored exactly, past Fastify's body limit", async () => {
+    const { url, close } = await start(false)
+    try {
+      for (const bytes of [jsonFile(), jsonFile(200 * 1024)]) {
+        const result = await uploadJson(bytes, { base: url })
+        assert.strictEqual(result.answer.status, 200, result.answer.text)
+        assert.deepStrictEqual(result.stored, bytes)
+      }
+    } finally {
+      await close()
+    }
+  })
+
+  it("with Fastify's JSON parser left on: the JSON file is refused, saying why, never rewritten", async () => {
+    const { url, world, mailroom, close } = await start(true)
+    try {
+      // Fastify's parser also takes presign's body (a 400 there, as the README says): presign directly.
+      const api = { base: "http://localhost/mail", fetch: webFetch(mailroom) }
+      assertRefusedNotRewritten(await uploadJson(jsonFile(), api, { base: url }))
+      assert.isTrue(world.control.logged.some((m) => /without keeping its exact bytes/.test(m)))
+    } finally {
+      await close()
+    }
+  })
+})
+
+describe("as a Next.js App Router route handler (the Web handler, called with the Request as sent)", () => {
+  it("stores a JSON file as the exact bytes sent, past Next.js's 1 MB Pages-router body limit", async () => {
+    const world = makeWorld()
+    const mailroom = MailroomHandler.fromLayer(world.layer, { basePath: "/api/mail", v1BasePath: "/api/mail" })
+    try {
+      for (const bytes of [jsonFile(), jsonFile(1536 * 1024)]) {
+        // app/api/mail/[...path]/route.ts exports mailroom.web as GET, POST, PUT and DELETE.
+        const result = await uploadJson(bytes, { base: "http://localhost:3000/api/mail", fetch: webFetch(mailroom) })
+        assert.strictEqual(result.answer.status, 200, result.answer.text)
+        assert.deepStrictEqual(result.stored, bytes)
+      }
+    } finally {
+      await mailroom.dispose()
+    }
+  })
+})
 
 describe("behind middleware that reads the body and leaves nothing in req.body", () => {
   it("answers 400 at once instead of waiting for a stream already read, and says why once", async () => {

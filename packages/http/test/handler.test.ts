@@ -226,7 +226,8 @@ for (const [transport, start] of Object.entries(transports)) {
           body: { ...message, from: "a@globex.example" }
         })
         expectJson(answer, 422, {
-          error: "the domain of a@globex.example is not a verified domain of this organization"
+          error:
+            "from: a@globex.example is not on a verified domain of organization org_acme (its verified domains are acme.example, acme.mailroom.test, and their subdomains); nothing was sent"
         })
       })
 
@@ -250,7 +251,20 @@ for (const [transport, start] of Object.entries(transports)) {
           })
         )
         expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, {
-          error: "sending is paused for this account"
+          error: "sending is paused for this account",
+          may_have_been_sent: false
+        })
+        // A provider that may have the message says so in words and in a field a program reads.
+        world.control.failures.push(
+          new ProviderError.ProviderError({
+            provider: "test",
+            reason: new ProviderError.Unavailable({ message: "timed out after sending", possiblySent: true })
+          })
+        )
+        expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, {
+          error:
+            "the email provider did not confirm the message; it may have been sent, so check before sending it again",
+          may_have_been_sent: true
         })
         world.control.failures.push(
           new ProviderError.ProviderError({
@@ -401,11 +415,14 @@ for (const [transport, start] of Object.entries(transports)) {
     })
 
     describe("organisations that cannot be reached", () => {
-      it("are 503 in each operation's shape, never a 401, and nothing is sent or logged as a 500", async () => {
+      it("are 503 in each operation's shape, never a 401; nothing is sent, each is logged once as a 503", async () => {
         world.control.organizationsDown = true
         const sent = world.provider.sent.length
         const error = "credentials cannot be checked right now; nothing was done"
-        expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, { error })
+        expectJson(await call("POST", "/emails", { headers: apiKey(), body: message }), 503, {
+          error,
+          may_have_been_sent: false
+        })
         expectJson(
           await call("POST", "/attachments/presign", { headers: apiKey(), body: { filename: "a.pdf" } }),
           503,
@@ -442,7 +459,11 @@ for (const [transport, start] of Object.entries(transports)) {
           }
         )
         assert.strictEqual(world.provider.sent.length, sent)
-        assert.deepStrictEqual(world.control.logged, [])
+        // Each 503 logs its cause once, as a 503 (no stack of a 500).
+        assert.deepStrictEqual(
+          world.control.logged.map((line) => line.replace(/ on [A-Z]+ \S+:/, " on <route>:")),
+          Array(6).fill(`[mailroom] 503 on <route>: ${error}`)
+        )
         // Back up: the same key works again.
         world.control.organizationsDown = false
         assert.strictEqual((await call("POST", "/emails", { headers: apiKey(), body: message })).status, 201)

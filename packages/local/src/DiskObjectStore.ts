@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import * as StoreRoutes from "@mailroom/http/StoreRoutes"
-import { Clock, Config, Context, Effect, Layer } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
 import * as Errors from "./internal/errors.js"
 import * as Keys from "./internal/keys.js"
 import * as Check from "./internal/options.js"
@@ -27,6 +27,18 @@ export interface Options {
   readonly maxUploadBytes?: number
   /** Path of the signed URLs below `publicUrl`. Starts and ends with "/". Default `/_mailroom/storage/`. */
   readonly pathPrefix?: string
+  /**
+   * How long an upload or a download through a signed URL may go without its client sending or
+   * reading a byte before it is cut off and its file closed: a reader that stops reading does not
+   * hold a file (and its memory) for ever. `"30 seconds"` or milliseconds. Default 30 seconds.
+   */
+  readonly transferIdleTimeout?: Duration.Input
+  /**
+   * The most files uploads and downloads through signed URLs hold open at once. Past it they are
+   * answered 503 `{"message"}` with `Retry-After: 1`, so that stalled transfers cannot take every file
+   * handle the process has (sends read attachments too). Default 256.
+   */
+  readonly maxOpenFiles?: number
 }
 
 /** Core's ObjectStore, with the routes that serve its signed URLs. */
@@ -56,6 +68,8 @@ interface Settings {
   readonly maxUploadBytes: number
   readonly objectsRoot: string
   readonly tmpDir: string
+  readonly idleMillis: number
+  readonly maxOpenFiles: number
 }
 
 /** The options made usable, or a `ConfigError` naming the first that is not. */
@@ -83,7 +97,11 @@ const checkOptions = (options: Options): Effect.Effect<Settings, Config.ConfigEr
       options.maxUploadBytes ?? Adapter.defaultMaxUploadBytes
     )
     const dir = path.resolve(yield* Check.directory("dir", options.dir))
+    const idle = yield* Adapter.duration("transferIdleTimeout", options.transferIdleTimeout ?? "30 seconds")
+    const maxOpenFiles = yield* Adapter.positiveInteger("maxOpenFiles", options.maxOpenFiles ?? 256)
     return {
+      idleMillis: Math.max(1, Math.round(Duration.toMillis(idle))),
+      maxOpenFiles,
       secret,
       origin: `${publicUrl.origin}${publicUrl.pathname.replace(/\/+$/, "")}`,
       pathPrefix,
@@ -97,21 +115,28 @@ const checkOptions = (options: Options): Effect.Effect<Settings, Config.ConfigEr
  * Builds the store, removing the unfinished uploads (`{dir}/.tmp/*.part`) that killed processes left
  * behind (another live process's uploads in progress are kept). Fails with a `ConfigError` naming
  * the option when one is unusable (an empty secret, a `publicUrl` that is not an http(s) URL, a
- * malformed `pathPrefix`, a `maxUploadBytes` that is not a positive integer). Its URLs are signed
+ * malformed `pathPrefix`, a `maxUploadBytes` or `maxOpenFiles` that is not a positive integer, a
+ * `transferIdleTimeout` that is not a duration above zero). Its URLs are signed
  * and checked by the `Clock` it is built with, so a `TestClock` expires them.
  */
 export const make = (options: Options): Effect.Effect<DiskObjectStore, Config.ConfigError> =>
   Effect.gen(function* () {
     const checked = yield* checkOptions(options)
     const clock = yield* Clock.Clock
+    // Failures of the routes, which run outside any fiber, are logged with the store's own logger.
+    const context = yield* Effect.context<never>()
+    const logError = (message: string) => {
+      Effect.runForkWith(context)(Effect.logError(message))
+    }
     // Compared with the files' own times, which the system clock wrote.
     yield* Effect.sync(() => Storage.removeOrphans(checked.tmpDir))
-    return build(checked, () => clock.currentTimeMillisUnsafe())
+    return build(checked, () => clock.currentTimeMillisUnsafe(), logError)
   })
 
 const build = (
-  { secret, origin, pathPrefix, maxUploadBytes, objectsRoot, tmpDir }: Settings,
-  now: () => number
+  { secret, origin, pathPrefix, maxUploadBytes, objectsRoot, tmpDir, idleMillis, maxOpenFiles }: Settings,
+  now: () => number,
+  logError: (message: string) => void
 ): DiskObjectStore => {
   const fileOf = (key: string) => Keys.pathOf(objectsRoot, key)
 
@@ -257,7 +282,17 @@ const build = (
     read,
     put,
     delete: remove,
-    routes: Routes.make({ secret, pathPrefix, maxUploadBytes, tmpDir, fileOf, now })
+    routes: Routes.make({
+      secret,
+      pathPrefix,
+      maxUploadBytes,
+      tmpDir,
+      fileOf,
+      now,
+      idleMillis,
+      maxOpenFiles,
+      logError
+    })
   }
 }
 

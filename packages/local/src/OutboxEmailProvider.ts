@@ -95,10 +95,17 @@ const badMetadata = (metadata: Readonly<Record<string, string>> | undefined) =>
 /** The `Message-ID` header of a message: `<{message_id}@outbox.mailroom>`. */
 export const messageIdHeader = (messageId: string): string => `<${messageId}@outbox.mailroom>`
 
-// nodemailer's composer is loaded with the first message, not when the server starts.
+// nodemailer's composer is loaded with the first message, not when the server starts. A failed load
+// (EMFILE while the process is short of file handles) is forgotten, so the next message tries again.
 let composerModule: Promise<typeof MailComposerClass> | undefined
 const mailComposer = () => {
-  composerModule ??= import("nodemailer/lib/mail-composer").then((module) => module.default)
+  composerModule ??= import("nodemailer/lib/mail-composer").then(
+    (module) => module.default,
+    (error: unknown) => {
+      composerModule = undefined
+      throw error
+    }
+  )
   return composerModule
 }
 
@@ -241,6 +248,10 @@ const build = (
       catch: Errors.toProviderError
     })
 
+  // The caller learns the code and that nothing was sent; whoever runs the server reads the cause.
+  const logFailure = (what: string) => (error: ProviderError.ProviderError) =>
+    Effect.logError(`[mailroom] outbox: a message could not be ${what} in ${dir}: ${String(error.cause)}`)
+
   const send = (email: EmailProvider.OutboundEmail) =>
     Effect.gen(function* () {
       if (options.paused === true) {
@@ -306,7 +317,7 @@ const build = (
       }
       // Mailroom's own id when core gave one (the file is then named as the API answered), else a new one.
       const messageId = email.metadata?.[MailEvent.messageKey] ?? MessageLog.makeId()
-      const { raw, sidecar } = yield* render(email, messageId)
+      const { raw, sidecar } = yield* render(email, messageId).pipe(Effect.tapError(logFailure("rendered")))
       if (raw.byteLength > limits.maxMessageBytes) {
         return yield* fail(
           new ProviderError.MessageTooLarge({
@@ -314,7 +325,7 @@ const build = (
           })
         )
       }
-      yield* write(messageId, raw, sidecar)
+      yield* write(messageId, raw, sidecar).pipe(Effect.tapError(logFailure("written")))
       if (options.events !== undefined) {
         const acted = Simulator.accepted({
           provider: "outbox",

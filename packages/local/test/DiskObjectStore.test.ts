@@ -361,6 +361,75 @@ describe("DiskObjectStore", () => {
     })
   })
 
+  describe("transfers that stall, and the bound on open files", () => {
+    let quick: Served
+    beforeAll(async () => {
+      quick = await serve({ transferIdleTimeout: "300 millis", maxOpenFiles: 2 })
+    })
+    afterAll(() => quick.close())
+
+    const presignOn = (store: DiskObjectStore.DiskObjectStore, key: string, method: "PUT" | "GET") =>
+      run(
+        method === "PUT"
+          ? store.presignPut({ key, contentType: "application/octet-stream", expiresIn: 60 })
+          : store.presignGet({ key, expiresIn: 60 })
+      )
+
+    it("an upload that stops sending is cut off with 408 after the idle timeout, and nothing is stored", async () => {
+      const key = keyFor("stalled.bin")
+      const url = await presignOn(quick.store, key, "PUT")
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(new Uint8Array(1000).fill(7))
+      })
+      const response = await put(url, "application/octet-stream", body, { duplex: "half" } as RequestInit)
+      assert.match(await refusal(response, 408), /sent nothing for 300 ms/)
+      await tmpEmptied(quick)
+      assert.strictEqual((await failureOf(quick.store.head(key)))._tag, "ObjectNotFound")
+    })
+
+    it("a download nobody reads lets go of its file after the idle timeout; past maxOpenFiles it is 503", async () => {
+      const key = keyFor("big.bin")
+      await run(quick.store.put(key, new Uint8Array(4 * MiB).fill(1), "application/octet-stream"))
+      const url = await presignOn(quick.store, key, "GET")
+      // Each handler's answer is taken and never read, as a stalled client leaves it.
+      const held = [
+        await quick.store.routes.handle(new Request(url)),
+        await quick.store.routes.handle(new Request(url))
+      ]
+      assert.deepStrictEqual(
+        held.map((r) => r.status),
+        [200, 200]
+      )
+      const third = await quick.store.routes.handle(new Request(url))
+      assert.strictEqual(third.status, 503)
+      assert.strictEqual(third.headers.get("retry-after"), "1")
+      assert.match(await refusal(third, 503), /2 transfers under way, its limit/)
+      // Idle: both streams error and their files close, so the next download is served.
+      const readers = held.map((response) => (response.body as ReadableStream<Uint8Array>).getReader())
+      await Promise.all(readers.map((reader) => reader.read()))
+      // Not read again: each stream errors on its own once idle (no wait of a guessed length).
+      for (const reader of readers) {
+        const error = await reader.closed.then(
+          () => undefined,
+          (e: unknown) => e
+        )
+        assert.match(String(error), /idle for 300 ms/)
+      }
+      const after = await fetch(url)
+      assert.strictEqual(after.status, 200)
+      assert.strictEqual((await after.arrayBuffer()).byteLength, 4 * MiB)
+    })
+
+    it("a download read to its end, or cancelled, frees its slot at once", async () => {
+      const key = keyFor("small.txt")
+      await run(quick.store.put(key, bytes("hello"), "text/plain"))
+      const url = await presignOn(quick.store, key, "GET")
+      for (let i = 0; i < 5; i++) assert.strictEqual(await (await fetch(url)).text(), "hello")
+      for (let i = 0; i < 5; i++) await (await quick.store.routes.handle(new Request(url))).body?.cancel()
+      assert.strictEqual((await fetch(url)).status, 200)
+    })
+  })
+
   describe("downloads and replacement", () => {
     it("a download streams the bytes with the stored type, the length and the file name", async () => {
       const key = "attachments/org_test/1700000000000-Relevé août.pdf"
@@ -524,6 +593,10 @@ describe("DiskObjectStore", () => {
       [{ pathPrefix: "storage" }, "pathPrefix"],
       [{ maxUploadBytes: 0 }, "maxUploadBytes"],
       [{ maxUploadBytes: 1.5 }, "maxUploadBytes"],
+      [{ maxOpenFiles: 0 }, "maxOpenFiles"],
+      [{ maxOpenFiles: 2.5 }, "maxOpenFiles"],
+      [{ transferIdleTimeout: 0 }, "transferIdleTimeout"],
+      [{ transferIdleTimeout: "soon" as never }, "transferIdleTimeout"],
       [{ dir: "" }, "dir"]
     ]
 

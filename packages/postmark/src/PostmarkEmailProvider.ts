@@ -6,6 +6,7 @@ import { Config, Duration, Effect, Layer } from "effect"
 import { ServerClient } from "postmark"
 import { toProviderError } from "./internal/errors.js"
 import { maxMetadataFields, refusal, toPostmarkMessage } from "./internal/message.js"
+import { verify } from "./internal/verify.js"
 
 interface CommonOptions {
   /** The message stream to send on. Default `"outbound"`, the server's default transactional stream. */
@@ -158,9 +159,11 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
       )
     }
     const connect = yield* connector(options)
+    const host = "client" in options ? "the client's host" : (options.requestHost ?? "api.postmarkapp.com")
     return EmailProvider.EmailProvider.of({
       name: "postmark",
       limits,
+      verify: verify(connect, host),
       send: (given) =>
         Effect.suspend(() => {
           const simulated = Simulator.forVendor("postmark", given, options.simulator === true)

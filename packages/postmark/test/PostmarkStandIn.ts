@@ -33,6 +33,8 @@ export type Fault =
   | "drop"
   /** Read the whole request and never answer (until the stand-in closes). */
   | "hang"
+  /** Read the whole request, wait until `until` settles, then answer as usual. */
+  | { readonly hold: Promise<unknown> }
 
 export interface RecordedRequest {
   readonly method: string
@@ -61,6 +63,8 @@ export interface StandIn {
   readonly received: (messageId: string) => ReceivedEmail
   /** Answers the next request with this fault instead of processing it. */
   readonly failNext: (fault: Fault) => void
+  /** Resolves with the next request the stand-in receives, once it has read it whole. */
+  readonly nextRequest: () => Promise<RecordedRequest>
   readonly close: () => Promise<void>
 }
 
@@ -203,7 +207,8 @@ const answerTo = (
   request: { method: string; path: string; headers: IncomingHttpHeaders; body: string | undefined },
   accept: (fields: Record<string, unknown>) => string
 ): Answer => {
-  if (request.method !== "POST" || request.path !== "/email") return { status: 404 }
+  const getServer = request.method === "GET" && request.path === "/server"
+  if (!getServer && (request.method !== "POST" || request.path !== "/email")) return { status: 404 }
   if (request.headers["x-postmark-server-token"] !== options.token) {
     return {
       status: 401,
@@ -211,6 +216,19 @@ const answerTo = (
         ErrorCode: 10,
         Message:
           "The Server Token you provided in the X-Postmark-Server-Token request header was invalid. Please verify that you are using a valid token."
+      }
+    }
+  }
+  // Server API, "Get the server": the server's settings (a few of its documented fields).
+  if (getServer) {
+    return {
+      status: 200,
+      body: {
+        ID: 1,
+        Name: "mailroom stand-in",
+        ServerLink: "https://account.postmarkapp.com/servers/1/streams",
+        Color: "blue",
+        DeliveryType: "Live"
       }
     }
   }
@@ -396,6 +414,7 @@ export const start = async (options: StandInOptions = {}): Promise<StandIn> => {
   const requests: Array<RecordedRequest> = []
   const accepted: Array<AcceptedMessage> = []
   const faults: Array<Fault> = []
+  const waiters: Array<(request: RecordedRequest) => void> = []
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     // The whole body is read before answering, even past the limit, so the client sees the answer
@@ -414,12 +433,15 @@ export const start = async (options: StandInOptions = {}): Promise<StandIn> => {
       status: undefined
     }
     requests.push(record)
-    const fault = faults.shift()
-    if (fault === "drop") {
+    for (const waiter of waiters.splice(0)) waiter(record)
+    const held = faults.shift()
+    if (held === "drop") {
       req.socket.destroy()
       return
     }
-    if (fault === "hang") return
+    if (held === "hang") return
+    if (typeof held === "object" && "hold" in held) await held.hold.catch(() => undefined)
+    const fault = typeof held === "object" && "hold" in held ? undefined : held
     const answer =
       fault ??
       answerTo(settings, record, (fields) => {
@@ -463,6 +485,7 @@ export const start = async (options: StandInOptions = {}): Promise<StandIn> => {
     failNext: (fault) => {
       faults.push(fault)
     },
+    nextRequest: () => new Promise((resolve) => waiters.push(resolve)),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()))

@@ -4,6 +4,7 @@ import { createServer } from "node:net"
 import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 import type { EmailProvider, ProviderError } from "@mailroom/core"
+import { networkFaultCases } from "@mailroom/test-support"
 import { type Duration, Effect, Redacted } from "effect"
 import { PostmarkEmailProvider } from "../src/index.js"
 import * as StandIn from "./PostmarkStandIn.js"
@@ -304,4 +305,28 @@ describe("PostmarkEmailProvider errors", () => {
       assert.include(error.message, "ECONNREFUSED")
     })
   )
+
+  // The same failures, with the same verdicts and words, as packages/ses/test/errors.test.ts.
+  for (const fault of networkFaultCases) {
+    it.effect(
+      `${fault.name}: Unavailable, ${fault.possiblySent ? "possibly sent, not retried" : "not sent, retried"}`,
+      () =>
+        Effect.gen(function* () {
+          const target = yield* Effect.acquireRelease(Effect.promise(fault.start), (t) => Effect.promise(t.close))
+          const token = "pm-server-token-network-fault"
+          const provider = yield* PostmarkEmailProvider.make({
+            serverToken: token,
+            requestHost: target.host,
+            useHttps: target.scheme === "https",
+            timeout: "5 seconds"
+          })
+          const error = yield* Effect.flip(provider.send(message()))
+          assertNoSecret(error, [token])
+          assert.strictEqual(error.reason._tag, "Unavailable")
+          assert.strictEqual((error.reason as ProviderError.Unavailable).possiblySent, fault.possiblySent)
+          assert.strictEqual(error.isRetryable, !fault.possiblySent)
+          assert.match(error.message, fault.message("Postmark"))
+        }).pipe(Effect.scoped)
+    )
+  }
 })

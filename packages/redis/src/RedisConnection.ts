@@ -3,7 +3,7 @@
 import { NodeRedis } from "@effect/platform-node"
 import type { MailroomError } from "@mailroom/core"
 import type * as Adapter from "@mailroom/core/adapter"
-import { Config, Context, Effect, Layer, type Scope } from "effect"
+import { Config, Context, Effect, Layer, Logger, References, type Scope } from "effect"
 import { Redis } from "effect/persistence"
 import { describeUrl, toUnavailable } from "./internal/errors.js"
 import * as Check from "./internal/options.js"
@@ -12,6 +12,24 @@ export interface Options {
   /** `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS. Plain or `Redacted`. */
   readonly url: Adapter.Secret
 }
+
+/**
+ * The loggers, each leaving out the Redis client's own warning about a failed connection until
+ * `connected()`: before the first connection, that failure is `make`'s error, which names the URL;
+ * the warning, with its stack, would only repeat it. Later warnings (an outage) are all kept.
+ */
+const quietUntil = (
+  connected: () => boolean,
+  loggers: ReadonlySet<Logger.Logger<unknown, unknown>>
+): ReadonlySet<Logger.Logger<unknown, unknown>> =>
+  new Set(
+    [...loggers].map((logger) =>
+      Logger.make((options) => {
+        const [first] = Array.isArray(options.message) ? options.message : [options.message]
+        return !connected() && first === "NodeRedis client error" ? undefined : logger.log(options)
+      })
+    )
+  )
 
 /**
  * Effect's `Redis` service on one connection to `url`, opened now and closed with the scope.
@@ -41,6 +59,7 @@ export const make = (
         }
       })
     ).pipe(
+      Effect.updateService(References.CurrentLoggers, (loggers) => quietUntil(() => connected, loggers)),
       Effect.mapError((error) =>
         toUnavailable(error.cause, `Redis at ${describeUrl(url)} cannot be reached: ${String(error.cause)}`)
       )

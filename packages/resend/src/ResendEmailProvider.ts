@@ -106,6 +106,8 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
     EmailProvider.EmailProvider.of({
       name: "resend",
       limits,
+      // The options were checked by `connect`: a ConfigError cannot arise here.
+      verify: Effect.suspend(() => checkAccess(options)).pipe(Effect.catchTag("ConfigError", (e) => Effect.die(e))),
       send: (email) => {
         const repeated = repeatedHeader(email)
         if (repeated !== undefined) return refused(`Resend takes one value per header: ${repeated} is given twice`)

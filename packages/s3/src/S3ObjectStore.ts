@@ -9,7 +9,7 @@ import {
 } from "@aws-sdk/client-s3"
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, Effect, Layer, type Scope } from "effect"
+import { Clock, Config, Duration, Effect, Layer, type Scope } from "effect"
 import { resolveTarget, UnsignableBucket } from "./internal/endpoint.js"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { type Credentials, makePresigner } from "./internal/presigner.js"
@@ -120,8 +120,34 @@ const build = (options: ConnectionOptions): Effect.Effect<Connection, Config.Con
       try: () => client.config.region(),
       catch: () => Adapter.invalidOption("region", 'must be a region name such as eu-west-3 ("auto" for R2)')
     })
+    if (secrets === undefined) yield* fromChain(client)
     return { client, credentials: secrets ?? client.config.credentials }
   })
+
+/** How long the SDK's credential chain may look (its instance-metadata lookup included) before make gives up. */
+const chainDeadline = Duration.seconds(5)
+
+/**
+ * Resolves the SDK's credential chain once, so that a machine without credentials fails at start-up
+ * naming the option, instead of on the first presign. The provider caches what it found.
+ */
+const fromChain = (client: S3Client): Effect.Effect<void, Config.ConfigError> =>
+  Effect.tryPromise({
+    try: () => client.config.credentials(),
+    catch: (error) => (error instanceof Error ? error.message : String(error))
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: chainDeadline,
+      orElse: () => Effect.fail(`the chain found none within ${Duration.format(chainDeadline)}`)
+    }),
+    Effect.mapError((cause) =>
+      Adapter.invalidOption(
+        "accessKeyId",
+        `no AWS credentials were found: give accessKeyId and secretAccessKey, or make credentials available to the AWS SDK's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an SSO session, an instance or task role) (${cause})`
+      )
+    ),
+    Effect.asVoid
+  )
 
 /** An injected client: one without a region cannot sign URLs. */
 const adopt = (client: S3Client): Effect.Effect<Connection, Config.ConfigError> =>

@@ -84,6 +84,28 @@ describe("S3ObjectStore refuses options it cannot use, naming them", () => {
     })
   )
 
+  it.effect("accessKeyId: none given and none in the SDK's chain (environment, profiles)", () =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        const saved = { ...process.env }
+        for (const name of Object.keys(process.env)) if (name.startsWith("AWS_")) delete process.env[name]
+        process.env.AWS_CONFIG_FILE = "/nonexistent/mailroom-test/config"
+        process.env.AWS_SHARED_CREDENTIALS_FILE = "/nonexistent/mailroom-test/credentials"
+        process.env.HOME = "/nonexistent/mailroom-test"
+        return saved
+      }),
+      () =>
+        refusedBoth("accessKeyId", /no AWS credentials were found: .*AWS_ACCESS_KEY_ID/, {
+          endpoint: "http://127.0.0.1:9000"
+        }),
+      (saved) =>
+        Effect.sync(() => {
+          for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name]
+          Object.assign(process.env, saved)
+        })
+    )
+  )
+
   it.effect("client: an S3Client with no region (none given, none in the environment)", () =>
     Effect.gen(function* () {
       const saved = { region: process.env.AWS_REGION, defaultRegion: process.env.AWS_DEFAULT_REGION }

@@ -1,15 +1,18 @@
 // The standalone service: builds the layers a config names, serves both API variants on one
 // node:http server, logs one line per request, and shuts down gracefully.
-import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
-import { IdempotencyStore, Mailroom, type MailroomError } from "@mailroom/core"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { join } from "node:path"
+import { type EmailProvider, IdempotencyStore, Mailroom, MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
-import { type Context, Duration, Effect, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
+import { type Context, Duration, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
 import type { PersistedQueue, Redis } from "effect/persistence"
 import type { SqlError } from "effect/sql"
+import { answerClientError } from "./internal/clientError.js"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
+import * as Failover from "./internal/failoverProvider.js"
 import * as Health from "./internal/health.js"
 import { observed } from "./internal/inbox/written.js"
 import { lazy } from "./internal/lazy.js"
@@ -17,16 +20,20 @@ import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
 import * as Smtp from "./internal/smtpProvider.js"
+import * as Startup from "./internal/startup.js"
+import { ServerStartError } from "./internal/startup.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
 import { type Config, isServerConfigError, type ResendProviderConfig, ServerConfigError } from "./ServerConfig.js"
+
+export { isServerStartError, ServerStartError } from "./internal/startup.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
   readonly host?: string
   /** One line per request, and start-up and shutdown notices. Default: console.log. */
   readonly log?: (line: string) => void
-  /** The causes of 500s. Default: console.error. */
+  /** The causes of 5xx answers, one line each. Default: console.error. */
   readonly logError?: (message: string) => void
 }
 
@@ -62,7 +69,14 @@ const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]
 const storageLayer = (storage: Config["storage"], publicUrl: string) => {
   switch (storage.kind) {
     case "local":
-      return DiskObjectStore.layer({ dir: storage.dir, publicUrl, signingSecret: Redacted.make(storage.signingSecret) })
+      return DiskObjectStore.layer({
+        dir: storage.dir,
+        publicUrl,
+        signingSecret: Redacted.make(storage.signingSecret),
+        // The config checked it is a duration Effect reads.
+        ...optional("transferIdleTimeout", storage.transferIdleTimeout as Duration.Input | undefined),
+        ...optional("maxOpenFiles", storage.maxOpenFiles)
+      })
     case "s3":
       return lazy(async () =>
         (await import("@mailroom/s3")).S3ObjectStore.layer({
@@ -89,7 +103,9 @@ const storageLayer = (storage: Config["storage"], publicUrl: string) => {
   }
 }
 
-const providerLayer = (provider: Config["provider"]) => {
+const providerLayer = (
+  provider: Config["provider"]
+): Layer.Layer<EmailProvider.EmailProvider, EffectConfig.ConfigError> => {
   switch (provider.kind) {
     case "outbox":
       return OutboxEmailProvider.layer({
@@ -131,6 +147,8 @@ const providerLayer = (provider: Config["provider"]) => {
       )
     case "resend":
       return lazy(async () => (await import("@mailroom/resend")).ResendEmailProvider.layer(resendOptions(provider)))
+    case "failover":
+      return Failover.layer(provider, providerLayer)
   }
 }
 
@@ -156,34 +174,20 @@ const idempotencyLayer = (
   }
 }
 
-/** What `/readyz` asks the provider, when it has an authenticated call that sends nothing. */
-const providerCheck = (
-  provider: Config["provider"]
-): { readonly what: string; readonly check: Health.Check } | undefined =>
-  provider.kind === "resend"
-    ? {
-        what: "Resend",
-        check: Health.throttled(
-          Effect.promise(() => import("@mailroom/resend")).pipe(
-            Effect.flatMap(({ ResendEmailProvider }) => ResendEmailProvider.checkAccess(resendOptions(provider))),
-            Effect.as(undefined),
-            Effect.catch((error) => Effect.succeed(`Resend: ${error.message}`))
-          )
-        )
-      }
-    : undefined
-
 /**
  * One connection layer per Redis URL: a layer is built once per value within one runtime, so the
  * idempotency store and the events queue on the same Redis share one connection.
  */
-const redisConnections = () => {
+const redisConnections = (config: Config) => {
   const connections = new Map<string, Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>>()
+  const fields = Startup.redisFields(config)
   return (url: string) => {
     let connection = connections.get(url)
     if (connection === undefined) {
-      connection = lazy(async () =>
-        (await import("@mailroom/redis")).RedisConnection.layer({ url: Redacted.make(url) })
+      connection = Startup.asDependency(
+        fields.get(url) ?? "redis",
+        config,
+        lazy(async () => (await import("@mailroom/redis")).RedisConnection.layer({ url: Redacted.make(url) }))
       )
       connections.set(url, connection)
     }
@@ -228,41 +232,20 @@ const within = (promise: Promise<unknown>, ms: number) =>
     )
   })
 
-/** What Node's parser refused, as the API's clients expect it: a status and a JSON {message}. */
-const clientErrorAnswer = (code: string | undefined): readonly [number, string] => {
-  switch (code) {
-    case "HPE_HEADER_OVERFLOW":
-      return [431, "the request line or headers are larger than the server accepts"]
-    case "ERR_HTTP_REQUEST_TIMEOUT":
-      return [408, "the request took too long to arrive"]
-    default:
-      return [400, "the request is not valid HTTP/1.1"]
-  }
-}
-
 /**
- * Node answers a request its parser refuses with an empty body; this writes the same status with a
- * JSON body, as every other answer of the API has. Nothing is written when the socket cannot take
- * it or an answer is already under way on it.
+ * Starts the service for a checked config. Rejects with a ServerConfigError when the layers cannot be
+ * built from it, and with a ServerStartError when the port is taken or a dependency the config names
+ * cannot be used (each problem naming its field).
  */
-const answerClientError = (error: Error & { readonly code?: string }, socket: Socket) => {
-  const current = (socket as Socket & { readonly _httpMessage?: ServerResponse })._httpMessage
-  if (error.code === "ECONNRESET" || !socket.writable || current?.headersSent === true) {
-    socket.destroy()
-    return
-  }
-  const [status, message] = clientErrorAnswer(error.code)
-  const body = JSON.stringify({ message })
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-      "content-type: application/json; charset=utf-8\r\n" +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`
-  )
-}
+export const start = (config: Config, options: StartOptions = {}): Promise<RunningServer> =>
+  serve(config, options).catch((cause: unknown) => {
+    // A problem found past the file's own checks is still named after the file, when it came from one.
+    throw isServerConfigError(cause) && config.source !== undefined
+      ? new ServerConfigError({ source: config.source, problems: cause.problems })
+      : cause
+  })
 
-/** Starts the service for a checked config. Rejects with a ServerConfigError when the layers cannot be built from it. */
-export const start = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
+const serve = async (config: Config, options: StartOptions): Promise<RunningServer> => {
   const log = options.log ?? ((line: string) => console.log(line))
   const host = options.host ?? "127.0.0.1"
   // A config built in code has not been through `parse`: its URL is checked here, as the file's would be.
@@ -293,18 +276,21 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
     routeOfPath ??= Telemetry.routeOf(Telemetry.knownRoutes(sources.map((source) => source.name)))
     return routeOfPath(pathname)
   }
-  const redis = redisConnections()
+  const redis = redisConnections(config)
   const rateLimiting = RateLimiting.make(config, redis)
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
     providerProblem: rateLimiting.providerProblem,
-    ...optional("providerCheck", providerCheck(config.provider) ?? Smtp.healthCheck(config.provider).providerCheck)
+    // The disk store's uploads land in its .tmp first: the same file system as the objects.
+    storageDir: config.storage.kind === "local" ? join(config.storage.dir, ".tmp") : undefined,
+    outboxDir: config.provider.kind === "outbox" ? config.provider.dir : undefined
   })
   const operational = Operational.make({
     metrics: config.metrics,
     context: () => context,
     state: () => (closing !== undefined ? "shutting down" : handle === undefined ? "starting" : undefined),
-    readiness: health.readiness
+    readiness: health.readiness,
+    home: () => ({ viewer: viewer?.url, publicUrl })
   })
   let viewer: Viewer.Viewer | undefined
   // Answers still being worked on, also those whose client went away: a send must not be cut short.
@@ -361,7 +347,7 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   )
   server.on("clientError", answerClientError)
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
+    server.once("error", (error) => reject(Startup.listenError(error, config.port, host)))
     server.listen(config.port, host, () => {
       server.off("error", reject)
       resolve()
@@ -371,6 +357,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
+  // Aborted when the grace period is over: sends still waiting on the provider are answered then.
+  const stopSends = new AbortController()
   const events = eventsLayer(config.events, redis)
   // Set once the viewer is up; until then nobody reads the outbox's index.
   let noteWritten = (_messageId: string) => {}
@@ -388,8 +376,13 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
       ...optional("idSecret", config.attachmentIdSecret),
       requireContentLength: config.requireContentLength
     },
-    ...optional("rateLimiter", rateLimiting.layer && inSection("provider", rateLimiting.layer)),
+    ...optional(
+      "rateLimiter",
+      rateLimiting.layer &&
+        inSection("provider", Startup.asDependency("sending.rateLimit.from", config, rateLimiting.layer))
+    ),
     mailer: {
+      shutdown: stopSends.signal,
       ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
       // The config checked it is a duration Effect reads.
       ...optional("attachmentBudgetWait", config.sending.attachmentBudgetWait as Duration.Input | undefined)
@@ -406,6 +399,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
       MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
     )
     context = (await runtime.context()) as Context.Context<never>
+    const unusable = await runtime.runPromise(Startup.problems(config))
+    if (unusable.length > 0) throw new ServerStartError({ problems: unusable })
     if (config.provider.kind === "outbox") {
       const { logError } = options
       viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime, logError })
@@ -415,6 +410,8 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
   } catch (cause) {
     server.close()
     await runtime.dispose()
+    // An outage met while building (a Redis that cannot be reached) names its field already.
+    if (MailroomError.isUnavailable(cause)) throw new ServerStartError({ problems: [cause.message] })
     throw isConfigError(cause) ? fromAdapter("", cause) : cause
   }
 
@@ -427,6 +424,10 @@ export const start = async (config: Config, options: StartOptions = {}): Promise
       server.closeIdleConnections()
       const drained = Promise.all([closed, settledAll(inFlight)])
       if (!(await within(drained, grace))) {
+        // Sends still waiting on their provider are answered now (503, may have been sent once the
+        // provider had them), each logged, and their Idempotency-Keys recorded as that outcome.
+        stopSends.abort()
+        await within(settledAll(inFlight), 2000)
         // Stalled clients and slow transfers: their requests end with an error, their uploads are discarded.
         server.closeAllConnections()
         // What is left is work whose client is gone (an interrupted upload's cleanup); it ends quickly.

@@ -6,6 +6,7 @@ import { Wire } from "@mailroom/core"
 import { Duration, Schema } from "effect"
 import { ServerConfigError } from "./internal/configError.js"
 import {
+  type Decoded,
   decodeKind,
   decodeWith,
   nonEmpty,
@@ -15,6 +16,7 @@ import {
   Url
 } from "./internal/decode.js"
 import { Events, type EventsConfig, eventsSection } from "./internal/eventsConfig.js"
+import * as Failover from "./internal/failoverProvider.js"
 import {
   Metrics,
   type MetricsConfig,
@@ -99,7 +101,9 @@ export type OrganizationsSource =
 export const LocalStorage = Schema.Struct({
   kind: Schema.Literal("local"),
   dir: nonEmpty("a directory"),
-  signingSecret: Secret
+  signingSecret: Secret,
+  transferIdleTimeout: Schema.optionalKey(Time),
+  maxOpenFiles: Schema.optionalKey(positive("a whole number above 0", true))
 })
 export const S3Storage = Schema.Struct({
   kind: Schema.Literal("s3"),
@@ -201,6 +205,8 @@ export const ServerConfig = Schema.Struct({
 })
 
 export interface Config {
+  /** The file it was read from (`load`), named in start-up errors; absent for a config given as a value. */
+  readonly source?: string
   readonly port: number
   readonly publicUrl: string | undefined
   readonly serviceDomain: string
@@ -214,6 +220,7 @@ export interface Config {
     | typeof PostmarkProvider.Type
     | ResendProviderConfig
     | SmtpConfig
+    | Failover.FailoverConfig
   /**
    * Absent from the file: `local` beside local storage (`{storage dir}/../idempotency`), so a restart
    * forgets no key; `memory` when storage is not local.
@@ -310,13 +317,19 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
   const viewer = viewerSection(decoded.viewer, provider.kind, credentials, env)
   if (viewer.problems.length > 0) throw configError(source, viewer.problems)
   return {
+    ...(options.source === undefined ? {} : { source: options.source }),
     port: options.port ?? decoded.port ?? 3000,
     publicUrl: decoded.publicUrl,
     serviceDomain: decoded.serviceDomain,
     organizations,
     organizationsSource,
     storage: storage.kind === "local" ? { ...storage, dir: at(storage.dir) } : storage,
-    provider: provider.kind === "outbox" ? { ...provider, dir: at(provider.dir) } : provider,
+    provider:
+      provider.kind === "failover"
+        ? Failover.mapProviders(provider, (p) => (p.kind === "outbox" ? { ...p, dir: at(p.dir) } : p))
+        : provider.kind === "outbox"
+          ? { ...provider, dir: at(provider.dir) }
+          : provider,
     idempotency: idempotencyConfig,
     events,
     attachmentIdSecret,
@@ -385,27 +398,43 @@ const resendSecrets = (
     : { value: { ...provider, apiKey } }
 }
 
+/** One provider of any kind but failover, at `path` (`provider`, or an entry of a failover), its secrets read. */
+const singleProvider = (
+  value: unknown,
+  path: string,
+  env: Readonly<Record<string, string | undefined>>
+): Decoded<Failover.SingleProvider> => {
+  const decoded = decodeKind(path, value, providers)
+  if (decoded.value === undefined) return { problems: decoded.problems }
+  const read = providerSecrets(decoded.value as Config["provider"] | SmtpInput | ResendInput, env)
+  // The secrets' problems name their field under `provider.`; a failover's entry is further in.
+  return "value" in read
+    ? { value: read.value as Failover.SingleProvider, problems: [] }
+    : { problems: read.problems.map((p) => p.replace(/^provider\./, `${path}.`)) }
+}
+
+const providerSection = (value: unknown, env: Readonly<Record<string, string | undefined>>) => {
+  const kind = typeof value === "object" && value !== null ? (value as { kind?: unknown }).kind : undefined
+  if (value !== undefined && (typeof kind !== "string" || !(kind === "failover" || Object.hasOwn(providers, kind)))) {
+    return { problems: [`provider.kind: must be one of ${[...Object.keys(providers), "failover"].join(", ")}`] }
+  }
+  return kind === "failover"
+    ? Failover.decode(value, (entry, path) => singleProvider(entry, path, env))
+    : singleProvider(value, "provider", env)
+}
+
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
   const storage = decodeKind("storage", record.storage, storages)
-  const decoded = decodeKind("provider", record.provider, providers)
-  const provider =
-    decoded.value === undefined
-      ? decoded
-      : providerSecrets(decoded.value as Config["provider"] | SmtpInput | ResendInput, env)
+  const provider = providerSection(record.provider, env)
   const organizations = organizationsSection(record.organizations, env)
   const idempotency = idempotencySection(record.idempotency, env)
   return {
     storage: storage.value as Config["storage"],
-    provider: ("value" in provider ? provider.value : undefined) as Config["provider"],
+    provider: provider.value as Config["provider"],
     organizations: organizations.organizations as Config["organizations"],
     organizationsSource: organizations.organizationsSource,
     idempotency: idempotency.value,
-    problems: [
-      ...organizations.problems,
-      ...storage.problems,
-      ...("problems" in provider ? provider.problems : []),
-      ...idempotency.problems
-    ]
+    problems: [...organizations.problems, ...storage.problems, ...provider.problems, ...idempotency.problems]
   }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { quickstartText } from "./internal/quickstart.js"
 import { reloadOnSighup } from "./internal/reload.js"
-import { start } from "./Server.js"
+import { isServerStartError, start } from "./Server.js"
 // `mailroom`: starts the service from MAILROOM_CONFIG (default mailroom.config.json); PORT and HOST
 // override the file. With --quickstart it prints the example credential and a curl for each step.
 import { isServerConfigError, load } from "./ServerConfig.js"
@@ -57,6 +57,8 @@ try {
   }
 } catch (cause) {
   fail(
-    isServerConfigError(cause) ? cause.message : `mailroom could not start: ${String((cause as Error)?.stack ?? cause)}`
+    isServerConfigError(cause) || isServerStartError(cause)
+      ? cause.message
+      : `mailroom could not start: ${String((cause as Error)?.stack ?? cause)}`
   )
 }

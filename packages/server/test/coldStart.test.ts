@@ -6,6 +6,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { startServer } from "./support/serverProcess.js"
+import { startSesStandIn } from "./support/sesStandIn.js"
 
 const hook = `
 import { registerHooks } from "node:module"
@@ -77,15 +78,17 @@ describe("what the server loads at start", () => {
   })
 
   it("with SES named: the SES adapter and its SDK, and still nothing else", async () => {
+    // Start-up asks SES once (the provider's verify): a stand-in answers it.
+    const ses = await startSesStandIn({ maxSendRate: 1, acceptPerSecond: 1 })
     const loaded = await loadedBy("ses", {
       provider: {
         kind: "ses",
         region: "us-east-1",
-        endpoint: "http://127.0.0.1:9",
+        endpoint: ses.url,
         accessKeyId: "AKIDCOLD",
         secretAccessKey: "cold-secret"
       }
-    })
+    }).finally(() => ses.close())
     assert.isTrue(loaded(/\/(@mailroom|packages)\/ses\//), "the SES adapter was not loaded")
     assert.isTrue(loaded(/\/@aws-sdk\/client-sesv2\//), "the SES SDK was not loaded")
     assert.deepStrictEqual(

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type RedisServer, startRedisServer } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as PostmarkStandIn from "../../postmark/test/PostmarkStandIn.js"
 import { ServerConfig } from "../src/index.js"
 import { type ServerProcess, startServer } from "./support/serverProcess.js"
 
@@ -289,4 +290,53 @@ describe("two server processes on one config and one local idempotency directory
   })
 
   it("the same key sent to both at once and then to each in turn sends one message", () => sendOnceAcross(dir, a, b))
+})
+
+describe("Redis dying between a send and the record of its outcome", () => {
+  let dir: string
+  let redis: RedisServer
+  let standIn: PostmarkStandIn.StandIn
+  let server: ServerProcess
+
+  beforeAll(async () => {
+    ;[redis, standIn] = await Promise.all([startRedisServer(), PostmarkStandIn.start()])
+    dir = await mkdtemp(join(tmpdir(), "mailroom-server-redis-dies-"))
+    const path = join(dir, "mailroom.config.json")
+    await writeFile(
+      path,
+      JSON.stringify({
+        serviceDomain: "mailroom.test",
+        organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: [apiKey] }],
+        storage: { kind: "local", dir: "storage", signingSecret: "idempotency-test-secret" },
+        provider: { kind: "postmark", serverToken: standIn.token, requestHost: standIn.host, useHttps: false },
+        idempotency: { kind: "redis", url: redis.url }
+      })
+    )
+    server = await startServer(path)
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await Promise.all([redis?.dispose(), standIn?.close()])
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true })
+  })
+
+  it("logs that the message was sent, naming it, and never that nothing was sent", async () => {
+    let answer = () => {}
+    standIn.failNext({ hold: new Promise<void>((resolve) => (answer = resolve)) })
+    const reached = standIn.nextRequest()
+    const sent = send(server, `redis-dies-${Date.now()}`)
+    // The provider has the message; Redis goes before it answers, so the outcome cannot be recorded.
+    await reached
+    await redis.stop()
+    const logged = server.waitFor(/\[mailroom\].*Idempotency-Key/, 20_000)
+    answer()
+    const response = await sent
+    assert.strictEqual(response.status, 201, JSON.stringify(response.body))
+    const messageId = String(response.body.message_id)
+    assert.strictEqual(standIn.accepted.at(-1)?.messageId, messageId)
+    const line = await logged
+    assert.include(line, `message ${messageId} was sent, but its Idempotency-Key could not be updated`)
+    const { stdout, stderr } = server.output()
+    assert.notMatch(stdout + stderr, /nothing was sent/, "no line says nothing was sent")
+  }, 60_000)
 })

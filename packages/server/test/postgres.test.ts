@@ -128,7 +128,8 @@ describe("the mailroom command with organisations from PostgreSQL", () => {
     try {
       const send = await call("/emails", key, message())
       assert.strictEqual(send.status, 503)
-      assert.deepStrictEqual(Object.keys(send.body), ["error"])
+      assert.deepStrictEqual(Object.keys(send.body), ["error", "may_have_been_sent"])
+      assert.isFalse(send.body.may_have_been_sent)
       assert.include(String(send.body.error), "cannot be checked right now")
       const presign = await call("/attachments/presign", key)
       assert.strictEqual(presign.status, 503)

@@ -8,13 +8,21 @@ import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { Server, ServerConfig } from "../src/index.js"
 
-/** An SES endpoint that reads each request and never answers, counting them. */
+/**
+ * An SES endpoint that reads each send and never answers, counting them. GetAccount, which the
+ * provider's verify asks at start-up, is answered, as SES answers it.
+ */
 const stalledSes = async () => {
   const held: Array<ServerResponse> = []
   let requests = 0
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume()
     req.on("end", () => {
+      if (req.method === "GET" && req.url === "/v2/email/account") {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ SendingEnabled: true, ProductionAccessEnabled: true }))
+        return
+      }
       requests++
       held.push(res)
     })

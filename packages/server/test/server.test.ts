@@ -215,11 +215,14 @@ describe("provider states acted out by the outbox", () => {
     assert.strictEqual((await send(server.url, ["ok@example.com"])).status, 201)
   })
 
-  it("paused: 503 {error}", async () => {
+  it("paused: 503 {error, may_have_been_sent: false}", async () => {
     const { server, dir } = await startWith({ paused: true })
     const refused = await send(server.url, ["a@example.com"])
     assert.strictEqual(refused.status, 503)
-    assert.deepStrictEqual(Object.keys((await refused.json()) as object), ["error"])
+    assert.deepStrictEqual((await refused.json()) as object, {
+      error: "sending is paused on this outbox (paused: true)",
+      may_have_been_sent: false
+    })
     assert.deepStrictEqual(await filesUnder(join(dir, "outbox")), [])
   })
 })

@@ -1,10 +1,12 @@
 // SIGTERM as a process manager sends it, while clients are connected: the built `mailroom` command
-// must answer what it can within `shutdownGracePeriod` and then exit, whatever the other clients do.
+// must answer what it can within `shutdownGracePeriod` and then exit, whatever the other clients (and
+// a stalled provider) do.
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
 import { connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as PostmarkStandIn from "../../postmark/test/PostmarkStandIn.js"
 import { run } from "./process.js"
 
 const graceMs = 2000
@@ -96,6 +98,80 @@ describe("SIGTERM with a slow client connected", () => {
     } finally {
       for (const socket of sockets) socket.destroy()
       child.kill("SIGKILL")
+    }
+  })
+})
+
+describe("SIGTERM with a send waiting on a stalled provider", () => {
+  let dir: string
+  let standIn: PostmarkStandIn.StandIn
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "mailroom-shutdown-send-"))
+    standIn = await PostmarkStandIn.start()
+  })
+  afterAll(async () => {
+    await standIn?.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it("answers 503 may have been sent after the grace, logs it, and records the Idempotency-Key as uncertain", async () => {
+    const path = join(dir, "mailroom.config.json")
+    await writeFile(
+      path,
+      JSON.stringify({
+        serviceDomain: "mailroom.test",
+        organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_test_acme"] }],
+        storage: { kind: "local", dir: "storage", signingSecret: "shutdown-secret" },
+        // The provider's own timeout is far away: only the shutdown ends the wait.
+        provider: {
+          kind: "postmark",
+          serverToken: standIn.token,
+          requestHost: standIn.host,
+          useHttps: false,
+          timeout: "5 minutes"
+        },
+        shutdownGracePeriod: "1 seconds"
+      })
+    )
+    const body = JSON.stringify({
+      from: "billing@acme.example",
+      to: ["alice@example.com"],
+      subject: "Receipt 7",
+      body: { text: "Thanks." }
+    })
+    const headers = { "x-api-key": "mr_test_acme", "content-type": "application/json", "idempotency-key": "receipt-7" }
+    const first = run(path)
+    try {
+      const url = await first.listening
+      standIn.failNext("hang")
+      const reached = standIn.nextRequest()
+      const answer = fetch(`${url}/emails`, { method: "POST", headers, body })
+      await reached
+      first.child.kill("SIGTERM")
+      const response = await answer
+      assert.strictEqual(response.status, 503)
+      assert.deepStrictEqual(await response.json(), {
+        error:
+          "the email provider did not confirm the message; it may have been sent, so check before sending it again",
+        may_have_been_sent: true
+      })
+      assert.strictEqual(await first.exited, 0)
+      assert.match(first.output().stdout, /^POST \/emails 503 /m, "the request has its log line")
+    } finally {
+      first.child.kill("SIGKILL")
+    }
+
+    // The next process reads the key as uncertain: neither locked (in flight) nor free to send again.
+    const second = run(path)
+    try {
+      const url = await second.listening
+      const again = await fetch(`${url}/emails`, { method: "POST", headers, body })
+      assert.strictEqual(again.status, 409)
+      assert.match(((await again.json()) as { error: string }).error, /failed after the provider may have accepted it/)
+      assert.strictEqual(standIn.requests.length, 1, "the message went to the provider once")
+    } finally {
+      second.child.kill("SIGTERM")
+      await second.exited
     }
   })
 })

@@ -13,7 +13,7 @@ const organizations = [
   { id: "org_acme", slug: "acme", verifiedDomains: ["acme.example", "unsigned.example"], apiKeys: ["mr_test_acme"] }
 ]
 
-const startServer = (dir: string, provider: Record<string, unknown>) =>
+const startServer = (dir: string, provider: Record<string, unknown>, logError: (line: string) => void = () => {}) =>
   Server.start(
     ServerConfig.parse(
       {
@@ -25,7 +25,7 @@ const startServer = (dir: string, provider: Record<string, unknown>) =>
       },
       { baseDir: dir }
     ),
-    { log: () => {}, logError: () => {} }
+    { log: () => {}, logError }
   )
 
 const call = async (url: string, method: string, path: string, body?: unknown) => {
@@ -96,6 +96,7 @@ describe('"provider": {"kind": "ses"} against the SES emulator', () => {
 })
 
 describe('"provider": {"kind": "postmark"} against the Postmark stand-in', () => {
+  const errors: Array<string> = []
   let standIn: PostmarkStandIn.StandIn
   let dir: string
   let server: Server.RunningServer
@@ -105,12 +106,11 @@ describe('"provider": {"kind": "postmark"} against the Postmark stand-in', () =>
       inactiveRecipients: ["bounced@example.com"]
     })
     dir = await mkdtemp(join(tmpdir(), "mailroom-postmark-"))
-    server = await startServer(dir, {
-      kind: "postmark",
-      serverToken: standIn.token,
-      requestHost: standIn.host,
-      useHttps: false
-    })
+    server = await startServer(
+      dir,
+      { kind: "postmark", serverToken: standIn.token, requestHost: standIn.host, useHttps: false },
+      (line) => void errors.push(line)
+    )
   })
   afterAll(async () => {
     await server?.close()
@@ -155,7 +155,9 @@ describe('"provider": {"kind": "postmark"} against the Postmark stand-in', () =>
       standIn.failNext({ status: 422, body: { ErrorCode: code, Message: text } })
       const answer = await call(server.url, "POST", "/emails", message)
       assert.strictEqual(answer.status, status, JSON.stringify(answer.body))
-      assert.deepStrictEqual(Object.keys(answer.body), ["error"])
+      // A 503 to a send also says whether the provider may have the message: here it cannot.
+      assert.deepStrictEqual(Object.keys(answer.body), status === 503 ? ["error", "may_have_been_sent"] : ["error"])
+      if (status === 503) assert.isFalse(answer.body.may_have_been_sent)
       assert.notInclude(JSON.stringify(answer.body), standIn.token)
     })
   }
@@ -165,7 +167,40 @@ describe('"provider": {"kind": "postmark"} against the Postmark stand-in', () =>
       standIn.failNext({ status: 503, body: { ErrorCode: 0, Message: "Service unavailable" } })
     const answer = await call(server.url, "POST", "/emails", message)
     assert.strictEqual(answer.status, 503)
-    assert.deepStrictEqual(Object.keys(answer.body), ["error"])
+    assert.deepStrictEqual(answer.body, {
+      error: "the email provider is unavailable; nothing was sent",
+      may_have_been_sent: false
+    })
+  })
+
+  it("a 503 logs the adapter's own reason once, naming the provider and never the token", async () => {
+    for (let i = 0; i < 3; i++)
+      standIn.failNext({ status: 503, body: { ErrorCode: 0, Message: "Service unavailable" } })
+    errors.length = 0
+    const answer = await call(server.url, "POST", "/emails", message)
+    assert.strictEqual(answer.status, 503)
+    // The caller is told little; the log says what the adapter knows.
+    assert.deepStrictEqual(errors, [
+      "[mailroom] 503 on POST /emails: the postmark provider: Postmark is unavailable (HTTP 503); the message was not sent"
+    ])
+    assert.notInclude(errors.join("\n"), standIn.token)
+  })
+
+  it("/readyz asks Postmark with the token: a refused token is 503 naming the provider, then ready again", async () => {
+    const ready = await fetch(`${server.url}/readyz`)
+    assert.deepStrictEqual(await ready.json(), { ready: true, checks: { storage: "ok", provider: "ok" } })
+    const before = standIn.requests.length
+    standIn.failNext({ status: 401, body: { ErrorCode: 10, Message: "Bad or missing Server API token." } })
+    const refused = await fetch(`${server.url}/readyz`)
+    assert.strictEqual(refused.status, 503)
+    assert.deepStrictEqual(await refused.json(), {
+      ready: false,
+      checks: { storage: "ok", provider: "postmark: the Postmark server token was refused" }
+    })
+    const asked = standIn.requests[before]
+    assert.strictEqual(`${asked?.method} ${asked?.path}`, "GET /server")
+    assert.strictEqual(asked?.headers["x-postmark-server-token"], standIn.token)
+    assert.strictEqual((await fetch(`${server.url}/readyz`)).status, 200)
   })
 
   it("HTTP 429, once core's retries are spent, is 429 {error} with Retry-After", async () => {

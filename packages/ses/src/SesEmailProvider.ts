@@ -8,6 +8,7 @@ import { acquireClient, type ClientOptions } from "./internal/client.js"
 import { toProviderError } from "./internal/errors.js"
 import { forbiddenHeaders, maxCustomHeaders, refusal, sendEmailInput } from "./internal/message.js"
 import { notBlank } from "./internal/options.js"
+import { verify } from "./internal/verify.js"
 
 export interface Options extends ClientOptions {
   /**
@@ -161,6 +162,7 @@ export const make = (
     const provider: EmailProvider.EmailProvider = {
       name: "ses",
       limits,
+      verify: verify(client, secrets),
       // One promise, one controller and one timer per send, the answer checked where it arrives:
       // what the adapter adds to the SDK's own call stays small.
       send: (given) => {

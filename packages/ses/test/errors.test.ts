@@ -20,6 +20,7 @@ import {
   Organizations,
   type ProviderError
 } from "@mailroom/core"
+import { networkFaultCases } from "@mailroom/test-support"
 import { Duration, Effect } from "effect"
 import { SesEmailProvider } from "../src/index.js"
 import { type Answer, accepted, closedPort, type Recorded, Stub, StubLive, sesError } from "./stub.js"
@@ -401,6 +402,23 @@ describe("SES failures without an answer", () => {
         assert.strictEqual((error.cause as { code?: string }).code, "ECONNREFUSED")
       }).pipe(Effect.scoped)
     )
+
+    // The same failures, with the same verdicts and words, as packages/postmark/test/errors.test.ts.
+    for (const fault of networkFaultCases) {
+      it.effect(
+        `${fault.name} -> Unavailable, ${fault.possiblySent ? "possibly sent" : "not sent (so retryable)"}`,
+        () =>
+          Effect.gen(function* () {
+            const target = yield* Effect.acquireRelease(Effect.promise(fault.start), (t) => Effect.promise(t.close))
+            const provider = yield* SesEmailProvider.make(options(`${target.scheme}://${target.host}`))
+            const error = yield* Effect.flip(provider.send(message()))
+            assert.strictEqual(error.reason._tag, "Unavailable")
+            assert.strictEqual((error.reason as ProviderError.Unavailable).possiblySent, fault.possiblySent)
+            assert.strictEqual(error.isRetryable, !fault.possiblySent)
+            assert.match(error.message, fault.message("SES"))
+          }).pipe(Effect.scoped)
+      )
+    }
 
     it.effect("an injected client is used as given", () =>
       Effect.gen(function* () {

@@ -189,7 +189,17 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
         return { messageId: messageIdOf(info, composed.messageId) }
       })
 
-    return EmailProvider.EmailProvider.of({ name: "smtp", limits: accepted, send })
+    // What readiness probes and the server's start-up ask: the options were checked above, so a
+    // ConfigError cannot arise here; a transport of the caller's is asked through its own verify().
+    const check: Effect.Effect<void, ProviderError.ProviderError> =
+      "transport" in options
+        ? Effect.tryPromise({
+            try: () => transport.verify(),
+            catch: (error) => toProviderError(error, { server, user, sender: "", dataSent: false })
+          }).pipe(Effect.asVoid)
+        : verify(options).pipe(Effect.catchTag("ConfigError", (error) => Effect.die(error)))
+
+    return EmailProvider.EmailProvider.of({ name: "smtp", limits: accepted, send, verify: check })
   })
 
 /**

@@ -1,3 +1,15 @@
+export {
+  type Fault,
+  type FaultServer,
+  type FaultTarget,
+  faultServer,
+  type NetworkFaultCase,
+  networkFaultCases,
+  refusedPort,
+  type TlsServer,
+  tlsServer,
+  unresolvableHost
+} from "./networkFaults.ts"
 export { freePort } from "./ports.ts"
 export {
   type Cluster as PostgresCluster,
@@ -5,5 +17,6 @@ export {
   startCluster as startPostgresCluster
 } from "./postgres.ts"
 export { type RedisServer, startRedisServer } from "./redis.ts"
+export { type SmallDisk, smallDisk } from "./smallDisk.ts"
 export { scopedTempDir, type TempDir, tempDir } from "./tempDir.ts"
 export { type SelfSignedCertificate, selfSignedCertificate } from "./tls.ts"

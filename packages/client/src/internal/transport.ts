@@ -15,6 +15,7 @@ import {
   ValidationError
 } from "../MailroomApiError.js"
 import { type ConnectionFailure, MailroomConnectionError } from "../MailroomConnectionError.js"
+import { transportFailure } from "./transportFailure.js"
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -201,36 +202,6 @@ const retryAfter = (value: string | null): number | undefined => {
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000))
 }
 
-// Codes across runtimes (Node's undici, Bun) that mean no connection was made, so nothing was sent.
-const notConnected = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ENETUNREACH",
-  "EHOSTUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "ConnectionRefused"
-])
-
-/** Whether the failure is certainly before the request went out, looking through causes and aggregates. */
-const failureOf = (error: unknown): ConnectionFailure => {
-  const seen = new Set<unknown>()
-  const pending = [error]
-  while (pending.length > 0) {
-    const next = pending.pop()
-    if (typeof next !== "object" || next === null || seen.has(next)) continue
-    seen.add(next)
-    const { code, message, cause, errors } = next as {
-      code?: unknown
-      message?: unknown
-      cause?: unknown
-      errors?: unknown
-    }
-    if (typeof code === "string" && notConnected.has(code)) return "CouldNotConnect"
-    // Deno says it in the message only.
-    if (typeof message === "string" && /connection refused/i.test(message)) return "CouldNotConnect"
-    pending.push(cause)
-    if (Array.isArray(errors)) pending.push(...errors)
-  }
-  return "Network"
-}
+/** Whether the failure is certainly before the request went out: the table core's adapters use. */
+const failureOf = (error: unknown): ConnectionFailure =>
+  transportFailure(error).possiblySent ? "Network" : "CouldNotConnect"

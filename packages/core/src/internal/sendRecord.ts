@@ -1,7 +1,7 @@
 // What a send writes to the message log: the recipients left once suppressed ones are dropped, the
 // record accepted before the provider is called, and the outcome the provider's answer makes of it.
 import { Exit } from "effect"
-import type { OutboundAttachment } from "../EmailProvider.js"
+import type { OutboundAttachment, SendResult } from "../EmailProvider.js"
 import type { NewMessage, Outcome } from "../MessageLog.js"
 import type { ProviderError } from "../ProviderError.js"
 import type { InProcessSendRequest } from "../Wire.js"
@@ -76,21 +76,34 @@ export const newMessage = (options: {
   }
 }
 
+/** The reason a failure is recorded with: the provider's message, then what the other providers of a failover answered. */
+const reasonText = (error: ProviderError): string =>
+  error.failover === undefined || error.failover.length === 0
+    ? error.reason.message
+    : `${error.reason.message} (before it: ${error.failover.map((e) => `${e.provider}: ${e.reason.message}`).join("; ")})`
+
 /**
  * What the provider's answer makes of the record. Only a failure that certainly sent nothing is
  * `Failed`; a possible send, an interruption or a defect while the provider was answering is `Unknown`.
+ * The provider recorded is the one that answered: a failover's result and errors name it.
  */
 export const outcomeOf = (
   provider: string,
-  exit: Exit.Exit<{ readonly messageId: string }, ProviderError>
+  exit: Exit.Exit<SendResult, ProviderError>,
+  progress?: { readonly called: boolean }
 ): Outcome => {
-  if (Exit.isSuccess(exit)) return { _tag: "Sent", provider, providerMessageId: exit.value.messageId }
+  if (Exit.isSuccess(exit)) {
+    return { _tag: "Sent", provider: exit.value.provider ?? provider, providerMessageId: exit.value.messageId }
+  }
   const error = Exit.findErrorOption(exit)
   if (error._tag === "None") {
-    return { _tag: "Unknown", provider, reason: "the send was interrupted while the provider was answering" }
+    // Cut short (a shutdown's grace is over): nothing went out unless the provider had been called.
+    return progress?.called === false
+      ? { _tag: "Failed", provider, reason: "the send was stopped before the message reached the provider" }
+      : { _tag: "Unknown", provider, reason: "the send was interrupted while the provider was answering" }
   }
   const { reason } = error.value
   return reason._tag === "Unavailable" && reason.possiblySent
-    ? { _tag: "Unknown", provider: error.value.provider, reason: reason.message }
-    : { _tag: "Failed", provider: error.value.provider, reason: reason.message }
+    ? { _tag: "Unknown", provider: error.value.provider, reason: reasonText(error.value) }
+    : { _tag: "Failed", provider: error.value.provider, reason: reasonText(error.value) }
 }

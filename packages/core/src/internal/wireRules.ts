@@ -23,19 +23,40 @@ export const rule = <T>(
 const atext = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 const label = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 
+const emailJsonSchema = {
+  format: "email",
+  maxLength: 254,
+  // The server's rule in ASCII: a dot-atom of at most 64 characters, at least two DNS labels and
+  // a top-level domain that is not all digits. The server also takes Unicode domains, which
+  // `format: email` does not; give them punycoded to pass a client-side validator.
+  pattern: `^(?=[^@]{1,64}@)${atext}(?:\\.${atext})*@(?:${label}\\.)+(?![0-9]+$)${label}$`
+}
+
+/** `Name <address>` (the name quoted or not): the form of a From header, where the API takes the address alone. */
+const withDisplayName = /^[^<>]*<([^<>\s]+)>\s*$/u
+
+/** An addr-spec, or else why not; `named` says what to do with an address given with a display name. */
+const address = (named: (address: string) => string) =>
+  Schema.String.pipe(
+    Schema.check(
+      Schema.makeFilter(
+        (value: string) => {
+          if (isEmailAddress(value)) return undefined
+          const inside = withDisplayName.exec(value)?.[1]
+          return inside !== undefined && isEmailAddress(inside) ? named(inside) : "must be a valid email address"
+        },
+        { toJsonSchema: () => emailJsonSchema }
+      )
+    )
+  ).annotate({ description: "An email address (addr-spec, no display name)" })
+
 /** An addr-spec email address: at most 254 characters, internationalised domains accepted. */
-export const EmailAddress = Schema.String.pipe(
-  Schema.check(
-    rule(isEmailAddress, "must be a valid email address", {
-      format: "email",
-      maxLength: 254,
-      // The server's rule in ASCII: a dot-atom of at most 64 characters, at least two DNS labels and
-      // a top-level domain that is not all digits. The server also takes Unicode domains, which
-      // `format: email` does not; give them punycoded to pass a client-side validator.
-      pattern: `^(?=[^@]{1,64}@)${atext}(?:\\.${atext})*@(?:${label}\\.)+(?![0-9]+$)${label}$`
-    })
-  )
-).annotate({ description: "An email address (addr-spec, no display name)" })
+export const EmailAddress = address((inside) => `must be the address alone (${inside}), without a display name`)
+
+/** The sender's address: an `EmailAddress`, whose display name, when one is given, belongs in `from_name`. */
+export const SenderAddress = address(
+  (inside) => `must be the address alone (${inside}): give the display name in from_name`
+)
 
 export const tagTextMessage = "must be 1 to 256 ASCII letters, digits, _ or -"
 

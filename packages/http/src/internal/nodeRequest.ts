@@ -1,5 +1,6 @@
 // A Node request as the router sees it, whether or not a framework's body parser ran first: the
 // body comes from what the parser left in `req.body` when it read the stream, else from the stream.
+// A store upload takes exact bytes only: a parser's value is never stored in place of the file.
 import type { IncomingMessage } from "node:http"
 
 export const headerOf = (value: string | ReadonlyArray<string> | undefined) =>
@@ -79,16 +80,40 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<Uint8Arra
 }
 
 /**
- * The request body as a Web stream that errors when the client goes away before the end: a body cut
- * short must never read as a complete (chunked) upload.
+ * Raised for a store upload whose bytes middleware read without keeping them: a parser's value
+ * serialised again is another file (`1e400` becomes `null`, duplicate keys merge, whitespace goes),
+ * so the upload is refused rather than stored changed.
  */
-export const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> => {
-  const parsed = parsedBody(req)
-  if (parsed !== undefined) {
+export class BytesNotKept extends Error {}
+
+/**
+ * The exact bytes of a body middleware already read, when it kept them: a Buffer in `req.body`
+ * (express.raw()) or in `req.rawBody` (a parser's `verify` hook, Google Cloud Functions). `undefined`
+ * when nothing read the stream.
+ */
+export const exactBody = (req: IncomingMessage): Uint8Array | BytesNotKept | undefined => {
+  const read = req.readableEnded || (req as { _body?: unknown })._body === true
+  if (!read) return undefined
+  const { body, rawBody } = req as { body?: unknown; rawBody?: unknown }
+  if (rawBody instanceof Uint8Array) return rawBody
+  if (body instanceof Uint8Array) return body
+  return new BytesNotKept(
+    "middleware mounted before mailroom's handler (a body parser such as express.json()) read this upload without keeping its exact bytes, so it was not stored: mount mailroom's handler before body parsers, or keep the bytes in req.rawBody"
+  )
+}
+
+/**
+ * A store upload's body as a Web stream of its exact bytes, or why they are gone. The stream errors
+ * when the client goes away before the end: a body cut short must never read as a complete
+ * (chunked) upload.
+ */
+export const bodyOf = (req: IncomingMessage): ReadableStream<Uint8Array> | BytesNotKept => {
+  const kept = exactBody(req)
+  if (kept instanceof BytesNotKept) return kept
+  if (kept !== undefined) {
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
-        if (parsed instanceof BodyAlreadyRead) return controller.error(parsed)
-        controller.enqueue(parsed)
+        controller.enqueue(kept)
         controller.close()
       }
     })

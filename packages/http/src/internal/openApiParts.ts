@@ -9,7 +9,19 @@ export const shapes = {
     properties: { errors: { type: "array", items: { type: "string" } } }
   },
   error: { type: "object", required: ["error"], properties: { error: { type: "string" } } },
-  message: { type: "object", required: ["message"], properties: { message: { type: "string" } } }
+  message: { type: "object", required: ["message"], properties: { message: { type: "string" } } },
+  unavailableSend: {
+    type: "object",
+    required: ["error", "may_have_been_sent"],
+    properties: {
+      error: { type: "string" },
+      may_have_been_sent: {
+        type: "boolean",
+        description:
+          "True when the provider may have accepted the message before failing (a timeout, a dropped connection, the server shutting down): check before sending it again, or retry with the same Idempotency-Key, which answers 409 instead of sending twice"
+      }
+    }
+  }
 } as const
 
 export type Shape = keyof typeof shapes

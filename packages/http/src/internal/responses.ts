@@ -33,16 +33,23 @@ const bounded = (messages: ReadonlyArray<string>) =>
     ? messages
     : [...messages.slice(0, maxProblems), `request: and ${messages.length - maxProblems} more problems`]
 
-/** An error in the operation's own shape: one message per problem where the shape allows a list. */
+/**
+ * An error in the operation's own shape: one message per problem where the shape allows a list. A
+ * 503 to a send also says, as `may_have_been_sent`, whether the provider may have the message.
+ */
 export const failure = (
   variant: Variant,
   status: number,
   all: ReadonlyArray<string>,
-  headers: Record<string, string> = {}
+  headers: Record<string, string> = {},
+  mayHaveBeenSent = false
 ): Outgoing => {
   const messages = bounded(all)
   if (variant === "emails" && status === 400) return json(status, { errors: messages }, headers)
   const message = messages.join("; ")
+  if (variant === "emails" && status === 503) {
+    return json(status, { error: message, may_have_been_sent: mayHaveBeenSent }, headers)
+  }
   const messageShape =
     variant === "v1" ||
     variant === "other" ||
@@ -56,6 +63,8 @@ export interface Described {
   readonly status: number
   readonly messages: ReadonlyArray<string>
   readonly headers?: Record<string, string>
+  /** A provider that did not confirm a message it may have accepted (a 503 to a send says so). */
+  readonly mayHaveBeenSent?: boolean
 }
 
 /** Whole seconds, at least 1, as `Retry-After` takes them. */
@@ -82,12 +91,14 @@ const providerReasons: {
   // Throttled, not accepted: 429, and one second when the provider did not say how long.
   RateLimited: (r) => withRetryAfter(429, r.message, r.retryAfter ?? Duration.seconds(1)),
   Unavailable: (r) => ({
-    status: 503,
-    messages: [
+    ...withRetryAfter(
+      503,
       r.possiblySent
         ? "the email provider did not confirm the message; it may have been sent, so check before sending it again"
-        : "the email provider is unavailable; nothing was sent"
-    ]
+        : "the email provider is unavailable; nothing was sent",
+      r.retryAfter
+    ),
+    mayHaveBeenSent: r.possiblySent
   }),
   // Unclassified: a 500 that says nothing internal.
   Unknown: () => undefined

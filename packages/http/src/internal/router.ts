@@ -2,7 +2,16 @@
 // Web handlers answer byte for byte alike.
 
 import { isUtf8 } from "node:buffer"
-import { Attachments, type EventSource, MailEvents, Mailer, type Messages, Organizations, Wire } from "@mailroom/core"
+import {
+  Attachments,
+  type EventSource,
+  MailEvents,
+  Mailer,
+  type Messages,
+  Organizations,
+  ProviderError,
+  Wire
+} from "@mailroom/core"
 import { withSpan } from "@mailroom/core/adapter"
 import { Cause, Duration, Effect, Exit, Option } from "effect"
 import * as OpenApi from "../OpenApi.js"
@@ -21,12 +30,17 @@ export interface Incoming {
   readonly header: (name: string) => string | undefined
   /** The body, or "too-large" as soon as more than `limit` bytes arrive. */
   readonly body: (limit: number) => Promise<Uint8Array | "too-large">
-  /** The same request as a Web Request, for routes a store contributes (streamed bodies). */
-  readonly toWeb: () => Request
+  /**
+   * The same request as a Web Request, for routes a store contributes (streamed bodies), or the
+   * error that says why its exact bytes are gone (read and parsed by middleware first).
+   */
+  readonly toWeb: () => Request | Error
 }
 
 /** `unrouted`: no route of mailroom's serves the request, so a framework may hand it on. */
-export type Answer = (Outgoing & { readonly unrouted?: true }) | { readonly web: Response }
+export type Answer =
+  | (Outgoing & { readonly unrouted?: true })
+  | { readonly web: Response; readonly idleTimeoutMillis?: number | undefined }
 
 export interface Options {
   /**
@@ -40,7 +54,7 @@ export interface Options {
   readonly v1BasePath?: string
   /** Largest JSON body accepted, in bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number
-  /** Where the causes of 500s go. Default: console.error. Never given a credential. */
+  /** Where the causes of 5xx answers go, one line per request. Default: console.error. Never given a credential. */
   readonly logError?: (message: string) => void
   /**
    * Providers' delivery webhooks, each served at `POST {basePath}/webhooks/{name}` (`SesEventSource`,
@@ -215,6 +229,14 @@ const routes = (
   return table
 }
 
+/** What a typed failure says for the log: its message (adapters keep secrets out of it), and which provider. */
+const causeOf = (error: Option.Option<unknown>): string => {
+  if (error._tag === "None") return "unknown"
+  const value = error.value
+  if (ProviderError.isProviderError(value)) return `the ${value.provider} provider: ${value.message}`
+  return value instanceof Error ? value.message : String(value)
+}
+
 const bearer = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
 /** Runs an effect that needs the services; a ManagedRuntime's runPromiseExit, or one made from a Context. */
@@ -338,7 +360,12 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
     if (Exit.isSuccess(exit)) return exit.value
     const error = Cause.findErrorOption(exit.cause)
     const described = error._tag === "Some" ? describe(error.value) : undefined
-    if (described !== undefined) return failure(route.variant, described.status, described.messages, described.headers)
+    if (described !== undefined) {
+      const { status, messages, headers, mayHaveBeenSent } = described
+      // A 5xx's answer says little on purpose; whoever runs the service needs the adapter's own words.
+      if (status >= 500) logError(`[mailroom] ${status} on ${request.method} ${template}: ${causeOf(error)}`)
+      return failure(route.variant, status, messages, headers, mayHaveBeenSent)
+    }
     logError(`[mailroom] 500 on ${request.method} ${template}\n${Cause.pretty(exit.cause)}`)
     return internal(route.variant)
   }
@@ -366,7 +393,10 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
             const allow = contributed.methods.join(", ")
             return failure("other", 405, [`use ${allow} with a signed URL, not ${request.method}`], { allow })
           }
-          return { web: await contributed.handle(request.toWeb()) }
+          const web = request.toWeb()
+          // Never a parser's value serialised again in place of the file: refused, and said why.
+          if (web instanceof Error) return failure("other", 500, [web.message])
+          return { web: await contributed.handle(web), idleTimeoutMillis: contributed.idleTimeoutMillis }
         }
         return { ...failure("other", 404, [`no route for ${request.method} ${request.pathname}`]), unrouted: true }
       }

@@ -1,11 +1,12 @@
 // What serves the disk store's signed URLs over HTTP: a PUT streams the body into place within the
 // limits the URL was signed for, a GET streams the object back; every refusal is JSON `{message}`.
-import { Readable } from "node:stream"
 import * as Adapter from "@mailroom/core/adapter"
 import type * as StoreRoutes from "@mailroom/http/StoreRoutes"
+import { Duration } from "effect"
 import * as Errors from "./errors.js"
 import * as Signing from "./signing.js"
 import * as Storage from "./storage.js"
+import * as Transfers from "./transfers.js"
 
 export interface Settings {
   readonly secret: string
@@ -16,6 +17,12 @@ export interface Settings {
   readonly fileOf: (key: string) => string | undefined
   /** Milliseconds since the epoch, from the Clock the store was built with. */
   readonly now: () => number
+  /** How long a transfer's client may read (or send) nothing before it is cut off and its file closed. */
+  readonly idleMillis: number
+  /** The most files uploads and downloads hold open at once; past it they are answered 503. */
+  readonly maxOpenFiles: number
+  /** Where the causes of the store's failures go (the store's Effect logger). */
+  readonly logError: (message: string) => void
 }
 
 export const json = (status: number, message: string, headers: Record<string, string> = {}) =>
@@ -26,14 +33,25 @@ export const json = (status: number, message: string, headers: Record<string, st
 
 const refuse = (message: string) => json(403, message)
 
+const seconds = (duration: Duration.Duration) => String(Math.ceil(Duration.toSeconds(duration)))
+
 export const make = ({
   secret,
   pathPrefix,
   maxUploadBytes,
   tmpDir,
   fileOf,
-  now
+  now,
+  idleMillis,
+  maxOpenFiles,
+  logError
 }: Settings): StoreRoutes.StoreRoutes => {
+  const files = Transfers.slots(maxOpenFiles)
+  const busy = () =>
+    json(503, `the store has ${maxOpenFiles} transfers under way, its limit; try again shortly`, {
+      "retry-after": seconds(Errors.busyRetryAfter)
+    })
+
   /** The key a request path names, or undefined when it names none. */
   const keyOfPath = (pathname: string) => {
     const at = pathname.indexOf(pathPrefix)
@@ -77,21 +95,18 @@ export const make = ({
   }
 
   const download = async (grant: Signing.Grant, file: string): Promise<Response> => {
+    const release = files.acquire()
+    if (release === undefined) return busy()
     let object: Storage.OpenObject
     try {
       object = await Storage.openObject(file)
     } catch (error) {
+      release()
       if (Errors.isMissing(error)) return json(404, "no object is stored under this key")
       throw error
     }
-    let body: ReadableStream<Uint8Array> | null = null
-    // The stream closes the handle when it ends or the client goes away.
-    if (object.size > 0) {
-      const end = object.start + object.size - 1
-      body = Readable.toWeb(
-        object.handle.createReadStream({ start: object.start, end, autoClose: true })
-      ) as unknown as ReadableStream<Uint8Array>
-    } else await object.handle.close()
+    // The file closes, and its slot is freed, when the stream ends, the client goes, or it stops reading.
+    const body = Transfers.fileStream(object.handle, object.start, object.size, idleMillis, release)
     return new Response(body, {
       status: 200,
       headers: {
@@ -122,17 +137,28 @@ export const make = ({
         : json(413, `the body is larger than ${maxUploadBytes} bytes`, { connection: "close" })
     if (header !== null && Number(header) > limit) return tooLarge()
 
-    const pending = await Storage.beginObject(tmpDir, grant.contentType ?? "application/octet-stream")
+    const release = files.acquire()
+    if (release === undefined) return busy()
+    let pending: Storage.PendingObject
+    try {
+      pending = await Storage.beginObject(tmpDir, grant.contentType ?? "application/octet-stream")
+    } catch (error) {
+      release()
+      throw error
+    }
     try {
       let size = 0
       const reader = request.body?.getReader()
       if (reader !== undefined) {
         for (;;) {
-          let chunk: ReadableStreamReadResult<Uint8Array>
+          let chunk: ReadableStreamReadResult<Uint8Array> | "idle"
           try {
-            chunk = await reader.read()
+            chunk = await Transfers.readWithin(reader, idleMillis)
           } catch {
             return json(400, "the upload was interrupted")
+          }
+          if (chunk === "idle") {
+            return json(408, `the upload sent nothing for ${idleMillis} ms and was cut off`, { connection: "close" })
           }
           if (chunk.done) break
           size += chunk.value.byteLength
@@ -151,7 +177,26 @@ export const make = ({
       return new Response(null, { status: 200 })
     } finally {
       await pending.abort()
+      release()
     }
+  }
+
+  /** A failure of the disk: logged with its cause; the client learns the code, never the store's paths. */
+  const failed = (request: Request, error: unknown): Response => {
+    const code = Errors.codeOf(error)
+    const path = new URL(request.url).pathname
+    logError(`[mailroom] storage: ${request.method} ${path} failed: ${String((error as Error)?.stack ?? error)}`)
+    if (Errors.isOutOfHandles(error)) {
+      return json(503, `the store is out of file handles (${code}); try again shortly`, {
+        "retry-after": seconds(Errors.busyRetryAfter)
+      })
+    }
+    if (Errors.isDiskFull(error)) {
+      return json(503, `the store's disk is full (${code}): nothing was stored; try again later`, {
+        "retry-after": seconds(Errors.diskFullRetryAfter)
+      })
+    }
+    return json(500, code === undefined ? "the store failed" : `the store failed (${code})`)
   }
 
   const handle = async (request: Request): Promise<Response> => {
@@ -167,11 +212,9 @@ export const make = ({
         ? await download(authorized.grant, authorized.file)
         : await upload(request, authorized.grant, authorized.file)
     } catch (error) {
-      // The message could carry the store's paths; the code (ENOSPC, EMFILE...) says enough.
-      const code = Errors.codeOf(error)
-      return json(500, code === undefined ? "the store failed" : `the store failed (${code})`)
+      return failed(request, error)
     }
   }
 
-  return { pathPrefix, methods: ["GET", "PUT"], handle }
+  return { pathPrefix, methods: ["GET", "PUT"], handle, idleTimeoutMillis: idleMillis }
 }

@@ -117,51 +117,10 @@ const fromErrorCode = (code: number, message: string, context: SendContext): Pro
   }
 }
 
-const neverSentCodes = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT"
-])
-
-/** The `code`s along an error's `cause` chain (and inside an AggregateError from trying several addresses). */
-const codesOf = (error: unknown, depth = 0): ReadonlyArray<string> => {
-  if (typeof error !== "object" || error === null || depth > 8) return []
-  const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown }
-  return [
-    ...(typeof code === "string" ? [code] : []),
-    ...codesOf(cause, depth + 1),
-    ...(Array.isArray(errors) ? errors.flatMap((e) => codesOf(e, depth + 1)) : [])
-  ]
-}
-
-/** No HTTP answer: retried only when the connection was never made, since otherwise Postmark may have sent. */
-const fromTransport = (error: unknown): ProviderError.Reason => {
-  const name = typeof error === "object" && error !== null ? (error as { name?: unknown }).name : undefined
-  if (name === "TimeoutError" || name === "AbortError") {
-    return new ProviderError.Unavailable({
-      message: "Postmark did not answer in time; the message may have been sent",
-      possiblySent: true
-    })
-  }
-  const codes = codesOf(error)
-  if (codes.length > 0 && codes.every((code) => neverSentCodes.has(code))) {
-    return new ProviderError.Unavailable({
-      message: `Postmark could not be reached (${codes[0]}); the message was not sent`,
-      possiblySent: false
-    })
-  }
-  return new ProviderError.Unavailable({
-    message: `the connection to Postmark failed${codes.length > 0 ? ` (${codes[0]})` : ""}; the message may have been sent`,
-    possiblySent: true
-  })
-}
-
 const reasonOf = (failure: PostmarkFailure, context: SendContext): ProviderError.Reason => {
   const { statusCode } = failure
-  if (statusCode === 0) return fromTransport(context.transportError)
+  // No answer: the client keeps only "fetch failed", so the error its `fetch` saw is what is read.
+  if (statusCode === 0) return Adapter.transportUnavailable("Postmark", context.transportError)
   if (statusCode === 422) return fromErrorCode(failure.code, failure.message, context)
   // A refused token is the operator's configuration, not the caller's request: it must surface as an
   // internal error, so it is `Unknown`, and says nothing of the token.

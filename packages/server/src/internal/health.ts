@@ -1,6 +1,10 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider: its configuration, its key or its server), for load balancers.
-import { MailroomError, ObjectStore, Organizations } from "@mailroom/core"
+// the organisations' database, each Redis, the provider's own verify; the local disk and the outbox
+// can be written), for load balancers.
+import { randomUUID } from "node:crypto"
+import { mkdir, open, rm } from "node:fs/promises"
+import { join } from "node:path"
+import { EmailProvider, MailroomError, ObjectStore, Organizations } from "@mailroom/core"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 
@@ -10,8 +14,10 @@ const describeUrl = (url: string) => {
   return `${protocol}//${host}`
 }
 
+type Requirements = ObjectStore.ObjectStore | Organizations.Organizations | EmailProvider.EmailProvider
+
 /** One check: undefined when ready, else why not (safe to show: no credential, no URL password). */
-export type Check = Effect.Effect<string | undefined, never, ObjectStore.ObjectStore | Organizations.Organizations>
+export type Check = Effect.Effect<string | undefined, never, Requirements>
 
 const bounded = (check: Check, what: string): Check =>
   check.pipe(
@@ -32,6 +38,35 @@ const storage: Check = Effect.flatMap(ObjectStore.ObjectStore, (store) =>
   )
 )
 
+/**
+ * Whether a file can be written in `dir`: one byte in a file of its own, then removed. A full disk
+ * (ENOSPC) or one made read-only fails here before it fails an upload or a send. No path is shown.
+ */
+const writable = (dir: string, what: string): Check =>
+  Effect.promise(async () => {
+    const file = join(dir, `.readyz-${process.pid}-${randomUUID()}.tmp`)
+    try {
+      await mkdir(dir, { recursive: true })
+      const handle = await open(file, "wx")
+      try {
+        await handle.write(probe)
+      } finally {
+        await handle.close()
+      }
+      return undefined
+    } catch (error) {
+      const code = (error as { readonly code?: unknown }).code
+      return `${what} cannot be written${typeof code === "string" ? ` (${code})` : ""}`
+    } finally {
+      await rm(file, { force: true }).catch(() => undefined)
+    }
+  })
+const probe = new Uint8Array([0x0a])
+
+/** The first problem of two checks run together. */
+const both = (first: Check, second: Check): Check =>
+  Effect.map(Effect.all([first, second], { concurrency: 2 }), ([a, b]) => a ?? b)
+
 // A lookup of an organisation that does not exist reaches the database (a miss is cached for at most
 // `cacheSeconds`); an outage is `Unavailable`, which is all this looks at.
 const database: Check = Effect.flatMap(Organizations.Organizations, (organizations) =>
@@ -43,15 +78,23 @@ const database: Check = Effect.flatMap(Organizations.Organizations, (organizatio
   )
 )
 
+// A provider's own `verify` (credentials resolve, the vendor answers and takes them).
+const verified = (provider: EmailProvider.EmailProvider): Effect.Effect<string | undefined> =>
+  (provider.verify ?? Effect.void).pipe(
+    Effect.as(undefined),
+    Effect.catch((error) => Effect.succeed(`${error.provider}: ${error.message}`))
+  )
+
 /**
- * `check` made at most once a minute while it passes and every 5 seconds while it fails: a vendor counts
- * each call against the account's rate limit (Resend: 2 requests a second for the whole team), which
- * probes from every instance every few seconds would otherwise spend.
+ * `check` made at most every 15 seconds while it passes and every 5 seconds while it fails: a vendor
+ * counts each call against the account's rate limit (Resend: 2 requests a second for the whole team),
+ * which probes from every instance every few seconds would otherwise spend; 15 s is still within the
+ * time a load balancer takes to act on a few failed probes.
  */
 export const throttled = (check: Check): Check => {
   let last: { readonly at: number; readonly problem: string | undefined } | undefined
   return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    if (last !== undefined && now - last.at < (last.problem === undefined ? 60_000 : 5_000)) {
+    if (last !== undefined && now - last.at < (last.problem === undefined ? 15_000 : 5_000)) {
       return Effect.succeed(last.problem)
     }
     return Effect.tap(check, (problem) =>
@@ -69,10 +112,54 @@ export const throttled = (check: Check): Check => {
 export const make = (options: {
   readonly postgres: boolean
   readonly providerProblem: () => string | undefined
-  /** A call that reaches the provider itself and sends nothing (SMTP: connect and EHLO; Resend: an authenticated read). */
-  readonly providerCheck?: { readonly what: string; readonly check: Check }
+  /** Where the local disk store writes its uploads, when storage is local. */
+  readonly storageDir?: string | undefined
+  /** The outbox's directory, when the provider is the outbox. */
+  readonly outboxDir?: string | undefined
 }) => {
+  const { storageDir, outboxDir } = options
   const pings = new Map<string, Check>()
+  // Throttled, each on its own: a vendor counts each verify against the account's limits (Resend: 2
+  // requests a second for the whole team; an SMTP server: a connection each).
+  const verifies = new Map<EmailProvider.EmailProvider, Check>()
+  const verifyOf = (provider: EmailProvider.EmailProvider, what: string): Check => {
+    let check = verifies.get(provider)
+    if (check === undefined) {
+      check = throttled(bounded(verified(provider), what))
+      verifies.set(provider, check)
+    }
+    return check
+  }
+  /**
+   * `provider`: its verify, then what the server knows of it (the SES quota could not be read at the
+   * last try). A failover's providers each get `provider.{name}` too; it is ready when one of them is.
+   */
+  const providerChecks = Effect.flatMap(
+    EmailProvider.EmailProvider,
+    (service): Effect.Effect<ReadonlyArray<readonly [string, string | undefined, boolean]>, never, Requirements> => {
+      const members = service.members
+      if (members === undefined) {
+        return Effect.map(verifyOf(service, "the email provider"), (problem) => [
+          ["provider", problem ?? options.providerProblem(), true]
+        ])
+      }
+      return Effect.map(
+        Effect.forEach(members, (member) => verifyOf(member, `the ${member.name} provider`), {
+          concurrency: "unbounded"
+        }),
+        (problems) => [
+          [
+            "provider",
+            problems.some((p) => p === undefined)
+              ? options.providerProblem()
+              : "no provider of the failover is ready (see provider.*)",
+            true
+          ],
+          ...members.map((member, i) => [`provider.${member.name}`, problems[i], false] as const)
+        ]
+      )
+    }
+  )
   /** A layer that registers the PING of the Redis it is given; provide it the store's own connection layer. */
   const watchRedis = (url: string): Layer.Layer<never, never, Redis.Redis> =>
     Layer.effectDiscard(
@@ -87,35 +174,36 @@ export const make = (options: {
       })
     )
   const checks = (): ReadonlyArray<readonly [string, Check]> => [
-    ["storage", bounded(storage, "the object store")],
+    [
+      "storage",
+      bounded(
+        storageDir === undefined ? storage : both(storage, writable(storageDir, "the storage directory")),
+        "the object store"
+      )
+    ],
+    ...(outboxDir === undefined
+      ? []
+      : [["outbox", bounded(writable(outboxDir, "the outbox directory"), "the outbox directory")] as const]),
     ...(options.postgres ? [["organizations", bounded(database, "PostgreSQL")] as const] : []),
     ...[...pings].map(
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const
-    ),
-    [
-      "provider",
-      options.providerCheck === undefined
-        ? Effect.sync(options.providerProblem)
-        : bounded(
-            Effect.flatMap(Effect.sync(options.providerProblem), (problem) =>
-              problem === undefined
-                ? (options.providerCheck as { readonly check: Check }).check
-                : Effect.succeed(problem)
-            ),
-            options.providerCheck.what
-          )
-    ]
+    )
   ]
-  /** `{ready, checks: {name: "ok" | why}}`, every check run at once. */
+  /**
+   * `{ready, checks: {name: "ok" | why}}`, every check run at once. A failover's `provider.{name}`
+   * entries inform: the failover's own `provider` entry decides.
+   */
   const readiness = Effect.gen(function* () {
     const named = checks()
-    const results = yield* Effect.forEach(named, ([, check]) => check, { concurrency: "unbounded" })
+    const [results, provider] = yield* Effect.all(
+      [Effect.forEach(named, ([, check]) => check, { concurrency: "unbounded" }), providerChecks],
+      { concurrency: "unbounded" }
+    )
+    const entries = [...named.map(([name], i) => [name, results[i], true] as const), ...provider]
     const body: Record<string, string> = {}
-    named.forEach(([name], i) => {
-      body[name] = results[i] ?? "ok"
-    })
-    return { ready: results.every((r) => r === undefined), checks: body }
+    for (const [name, problem] of entries) body[name] = problem ?? "ok"
+    return { ready: entries.every(([, problem, decides]) => problem === undefined || !decides), checks: body }
   })
   return { watchRedis, readiness }
 }

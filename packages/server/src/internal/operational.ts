@@ -1,9 +1,10 @@
-// The routes the server answers itself, outside the API and its credentials: `GET /healthz`,
-// `GET /readyz` and, when enabled, `GET /metrics`. They are not part of the OpenAPI document.
+// The routes the server answers itself, outside the API and its credentials: `GET /` (where to go
+// next), `GET /healthz`, `GET /readyz` and, when enabled, `GET /metrics`. Not in the OpenAPI document.
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { type Context, Effect } from "effect"
 import type { MetricsConfig } from "../ServerConfig.js"
 import type * as Health from "./health.js"
+import * as Home from "./home.js"
 import { metricsAnswer } from "./telemetry.js"
 
 const probes = new Set(["/healthz", "/readyz", "/metrics"])
@@ -29,14 +30,20 @@ export const make = (options: {
   /** "starting" or "shutting down" while the server is not serving the API, else undefined. */
   readonly state: () => string | undefined
   readonly readiness: ReturnType<typeof Health.make>["readiness"]
+  /** Where `GET /` points: known once the server listens and the viewer has started. */
+  readonly home: () => Home.Links
 }) => {
   const serves = (method: string | undefined, path: string) =>
     (method === "GET" || method === "HEAD") &&
-    (path === "/healthz" || path === "/readyz" || (path === "/metrics" && options.metrics !== undefined))
+    (path === "/" ||
+      path === "/healthz" ||
+      path === "/readyz" ||
+      (path === "/metrics" && options.metrics !== undefined))
 
   const answer = async (path: string, req: IncomingMessage, res: ServerResponse): Promise<void> => {
     // The process answers: all /healthz says. A load balancer restarts what stops answering it.
     if (path === "/healthz") return json(res, 200, { status: "ok" })
+    if (path === "/") return Home.answer(req, res, options.home())
     const context = options.context()
     const state = options.state()
     if (path === "/readyz") {

@@ -50,7 +50,7 @@ export const make = (config: Config) => {
       })
     }
     current = fromFile(next)
-    const { organizations: _organizations, organizationsSource: _source, ...others } = config
+    const { organizations: _organizations, organizationsSource: _source, source: _file, ...others } = config
     return Object.keys(others).filter(
       (key) => JSON.stringify(config[key as keyof Config]) !== JSON.stringify(next[key as keyof Config])
     )

@@ -30,6 +30,9 @@ export const accountKey = (provider: Config["provider"]): string => {
       return `outbox:${fingerprint(provider.dir)}`
     case "smtp":
       return `smtp:${fingerprint(provider.host, String(provider.port ?? ""), provider.auth?.user)}`
+    // One bucket for the chain: the limiter paces sends before the failover picks a provider.
+    case "failover":
+      return `failover:${fingerprint(...provider.providers.map((p) => accountKey(p.provider)))}`
   }
 }
 

@@ -1,8 +1,7 @@
 // `"provider": {"kind": "smtp", ...}`: its schema (nodemailer's option names), its secrets read from the
-// file or the environment, the options @mailroom/smtp takes, and the readiness check (connect and EHLO).
+// file or the environment, and the options @mailroom/smtp takes.
 import type { SmtpEmailProvider } from "@mailroom/smtp"
-import { type Duration, Effect, Redacted, Schema } from "effect"
-import type { Config } from "../ServerConfig.js"
+import { type Duration, Redacted, Schema } from "effect"
 import { nonEmpty, positive, SecretOrEnv, Time } from "./decode.js"
 
 const Port = Schema.Number.pipe(
@@ -80,15 +79,3 @@ export const options = (provider: SmtpConfig): SmtpEmailProvider.ConnectionOptio
     ...(dkim === undefined ? {} : { dkim: { ...dkim, privateKey: Redacted.make(dkim.privateKey) } })
   }
 }
-
-/** `/readyz`'s check: connect, EHLO (STARTTLS, AUTH as configured), QUIT. Undefined when ready, else why not. */
-export const readiness = (provider: SmtpConfig): Effect.Effect<string | undefined> =>
-  Effect.promise(() => import("@mailroom/smtp")).pipe(
-    Effect.flatMap(({ SmtpEmailProvider }) => SmtpEmailProvider.verify(options(provider))),
-    Effect.as(undefined),
-    Effect.catch((error) => Effect.succeed(error.message))
-  )
-
-/** What `/readyz` checks of the provider beyond its configuration: the SMTP server, for the smtp kind. */
-export const healthCheck = (provider: Config["provider"]) =>
-  provider.kind === "smtp" ? { providerCheck: { what: "the SMTP server", check: readiness(provider) } } : {}

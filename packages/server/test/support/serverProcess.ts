@@ -20,13 +20,24 @@ export interface ServerProcess {
   readonly stop: () => Promise<void>
 }
 
+export interface StartOptions {
+  /** The process's limit on open files (`ulimit -n`), to run it short of file handles. */
+  readonly fileLimit?: number
+}
+
 export const startServer = async (
   configPath: string,
   env: Readonly<Record<string, string>> = {},
-  args: ReadonlyArray<string> = []
+  args: ReadonlyArray<string> = [],
+  options: StartOptions = {}
 ): Promise<ServerProcess> => {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: the test command builds the packages first`)
-  const child = spawn(process.execPath, [bin, ...args], {
+  const [command, argv] =
+    options.fileLimit === undefined
+      ? [process.execPath, [bin, ...args]]
+      : // exec: the pid signalled is the server's own, not a shell's.
+        ["sh", ["-c", `ulimit -n ${options.fileLimit} && exec "$0" "$@"`, process.execPath, bin, ...args]]
+  const child = spawn(command, argv, {
     env: { ...process.env, MAILROOM_CONFIG: configPath, PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -2,6 +2,7 @@
 // failure maps to a reason, and the SDK's own error is kept as `cause`.
 import type { EmailProvider } from "@mailroom/core"
 import { ProviderError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import { Duration } from "effect"
 
 export interface Context {
@@ -15,8 +16,6 @@ export interface Context {
 interface SdkError {
   readonly name?: unknown
   readonly message?: unknown
-  readonly code?: unknown
-  readonly errors?: unknown
   readonly $metadata?: { readonly httpStatusCode?: number }
   readonly $response?: { readonly headers?: Record<string, string | undefined> }
 }
@@ -27,25 +26,6 @@ interface SdkError {
  * longest backoff, it also stops core from retrying at once.
  */
 export const quotaRetryAfter: Duration.Duration = Duration.minutes(10)
-
-// The connection was never made, so SES cannot have seen the request.
-const neverConnected = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EAI_FAIL",
-  "EAI_NONAME",
-  "EHOSTUNREACH",
-  "EHOSTDOWN",
-  "ENETUNREACH",
-  "ENETDOWN",
-  "EADDRNOTAVAIL",
-  "CERT_HAS_EXPIRED",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "ERR_TLS_CERT_ALTNAME_INVALID"
-])
 
 // Refusals of the credentials or of the IAM policy: a deployment problem, not the caller's.
 const credentialRefusals = new Set([
@@ -159,28 +139,15 @@ const rejected = (message: string, email: EmailProvider.OutboundEmail, error: Sd
   return new ProviderError.InvalidRequest({ message: `SES rejected the message: ${message}` })
 }
 
-/** Failures with no HTTP answer: whether SES may have received the request decides `possiblySent`. */
+/**
+ * Failures with no HTTP answer: core's one reading of network failures decides whether SES may have
+ * received the request. An error that shows no network failure at all (a bad SDK setting) is Unknown.
+ */
 const unanswered = (error: SdkError, name: string, message: string): ProviderError.Reason => {
   if (name === "CredentialsProviderError" || name === "TokenProviderError") {
     return new ProviderError.Unavailable({ message: `could not load AWS credentials: ${message}`, possiblySent: false })
   }
-  const codes = [
-    text(error.code),
-    ...(Array.isArray(error.errors) ? error.errors.map((e) => text(asSdkError(e).code)) : [])
-  ]
-  const known = codes.filter((c) => c !== "")
-  if (known.length > 0 && known.every((c) => neverConnected.has(c))) {
-    return new ProviderError.Unavailable({ message: `could not reach SES: ${message}`, possiblySent: false })
-  }
-  if (name === "TimeoutError" && /did not establish a connection/i.test(message)) {
-    return new ProviderError.Unavailable({ message: `could not connect to SES: ${message}`, possiblySent: false })
-  }
-  if (known.length > 0 || name === "TimeoutError" || name === "AbortError") {
-    return new ProviderError.Unavailable({
-      message: `the connection to SES failed after the request was sent; it may have been accepted: ${message}`,
-      possiblySent: true
-    })
-  }
+  if (Adapter.transportFailure(error).kind !== "unknown") return Adapter.transportUnavailable("SES", error)
   return new ProviderError.Unknown({ message: `the SES request failed: ${name === "" ? "" : `${name}: `}${message}` })
 }
 

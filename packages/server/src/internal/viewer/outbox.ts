@@ -1,5 +1,6 @@
 // The outbox directory as the viewer reads it: the `.eml` files the outbox provider writes (with their
-// `.json` sidecars), parsed once per file and watched so the list can change live.
+// `.json` sidecars), parsed once per file, and watched while a viewer is open so the list changes live
+// from what each event names, without reading the directory again.
 import { type FSWatcher, watch } from "node:fs"
 import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises"
 import * as path from "node:path"
@@ -50,8 +51,19 @@ const readSidecar = async (file: string): Promise<ReadonlyArray<string>> => {
   }
 }
 
+const newestFirst = (a: Summary, b: Summary) => b.mtimeMs - a.mtimeMs || (a.id < b.id ? 1 : -1)
+
 export const make = (dir: string) => {
+  // Each message's summary, parsed once per version of its file (its time and size).
   const cache = new Map<string, { readonly key: string; readonly summary: Summary }>()
+  // While a viewer watches: true once the cache holds every message, kept so by the watcher's events,
+  // so the list is read from memory instead of the directory.
+  let complete = false
+  let watching = false
+  // Set by an event during a scan, whose result may then miss it: the next list scans again.
+  let changedDuringScan = false
+  // The cache's summaries newest first, until a change.
+  let sorted: ReadonlyArray<Summary> | undefined
   const file = (id: string, ext: string) => path.join(dir, `${id}${ext}`)
 
   const summarize = (id: string, parsed: ParsedMail, bcc: ReadonlyArray<string>, mtimeMs: number): Summary => {
@@ -121,28 +133,56 @@ export const make = (dir: string) => {
     }
   }
 
-  /** Newest first; `query` keeps the messages whose recipients, subject or organisation contain it. */
-  const list = async (query = ""): Promise<ReadonlyArray<Summary>> => {
+  /** Every message's summary, from the directory: the cache is brought up to date with it. */
+  const scan = async (): Promise<void> => {
     const names = await ids()
     const present = new Set(names)
     for (const id of cache.keys()) if (!present.has(id)) cache.delete(id)
-    const summaries: Array<Summary> = []
     // A few at a time: a large outbox must not open every file at once.
-    for (let i = 0; i < names.length; i += 8) {
-      const batch = await Promise.all(names.slice(i, i + 8).map(summary))
-      for (const s of batch) if (s !== undefined) summaries.push(s)
+    for (let i = 0; i < names.length; i += 8) await Promise.all(names.slice(i, i + 8).map(summary))
+    sorted = undefined
+  }
+
+  /** Newest first; `query` keeps the messages whose recipients, subject or organisation contain it. */
+  const list = async (query = ""): Promise<ReadonlyArray<Summary>> => {
+    if (!complete) {
+      changedDuringScan = false
+      await scan()
+      complete = watching && !changedDuringScan
     }
+    sorted ??= [...cache.values()].map((entry) => entry.summary).sort(newestFirst)
     const needle = query.trim().toLowerCase()
-    return summaries
-      .filter((s) => needle === "" || s.haystack.includes(needle))
-      .sort((a, b) => b.mtimeMs - a.mtimeMs || (a.id < b.id ? 1 : -1))
+    return needle === "" ? sorted : sorted.filter((s) => s.haystack.includes(needle))
+  }
+
+  /** One message's file changed (written, replaced or removed): its summary follows. */
+  const refresh = async (id: string): Promise<void> => {
+    const had = cache.get(id)?.summary
+    const now = await summary(id)
+    if (now === undefined) cache.delete(id)
+    if (now === had) return
+    // A new message is nearly always the newest: it goes first without sorting again.
+    const first = sorted?.[0]
+    sorted =
+      sorted !== undefined &&
+      had === undefined &&
+      now !== undefined &&
+      (first === undefined || newestFirst(now, first) <= 0)
+        ? [now, ...sorted]
+        : undefined
   }
 
   const remove = async (id: string): Promise<boolean> => {
-    if (!validId(id) || !(await ids()).includes(id)) return false
+    if (!validId(id)) return false
+    try {
+      await stat(file(id, ".eml"))
+    } catch {
+      return false
+    }
     await rm(file(id, ".eml"), { force: true })
     await rm(file(id, ".json"), { force: true })
     cache.delete(id)
+    sorted = undefined
     return true
   }
 
@@ -153,48 +193,79 @@ export const make = (dir: string) => {
   }
 
   /**
-   * Calls `onChange` when messages appear or go. fs.watch is immediate where the platform supports it;
-   * the poll covers where it does not (network and container file systems) and a directory made later.
+   * Calls `onChange` when messages appear, change or go, until the answered function is called: the
+   * viewer watches only while one of its pages is open. Each event updates the one message it names.
+   * fs.watch is immediate where the platform supports it; where it is not (some network and
+   * container file systems), or before the directory exists, a poll of the directory stands in.
    */
   const watchChanges = (onChange: () => void, pollMs = 1000): (() => void) => {
     let watcher: FSWatcher | undefined
+    let poll: NodeJS.Timeout | undefined
+    let stopped = false
+    const pending = new Map<string, NodeJS.Timeout>()
+    watching = true
+    complete = false
+    const changed = (id: string | undefined) => {
+      changedDuringScan = true
+      // Several events per written file (a temporary file, a rename): one look after they settle.
+      const key = id ?? ""
+      clearTimeout(pending.get(key))
+      pending.set(
+        key,
+        setTimeout(() => {
+          pending.delete(key)
+          if (stopped) return
+          // An event without a name (or a poll) says only that something changed: read it all again.
+          if (id === undefined) complete = false
+          void (id === undefined ? Promise.resolve() : refresh(id)).then(onChange, onChange)
+        }, 25)
+      )
+    }
     let last = ""
-    let timer: NodeJS.Timeout | undefined
     const check = async () => {
       const now = [...(await ids())].sort().join("\n")
       if (now !== last) {
         last = now
-        onChange()
+        changed(undefined)
       }
     }
     const startWatcher = async () => {
       try {
         await mkdir(dir, { recursive: true })
-        watcher = watch(dir, () => {
-          // Several events per written file (temporary file, rename): one check after they settle.
-          clearTimeout(timer)
-          timer = setTimeout(() => void check(), 25)
+        if (stopped) return
+        watcher = watch(dir, (_event, filename) => {
+          const name = filename === null ? undefined : String(filename)
+          if (name === undefined) return changed(undefined)
+          if (!name.endsWith(".eml")) return
+          const id = name.slice(0, -4)
+          if (validId(id)) changed(id)
         })
         watcher.on("error", () => {
           watcher?.close()
           watcher = undefined
+          startPoll()
         })
+        // What was written before the watcher started: the page reads the list again.
+        changed(undefined)
       } catch {
         watcher = undefined
+        startPoll()
       }
     }
-    void ids().then((names) => {
-      last = [...names].sort().join("\n")
-    })
+    const startPoll = () => {
+      if (stopped || poll !== undefined) return
+      poll = setInterval(() => {
+        if (watcher === undefined) void check()
+      }, pollMs)
+      poll.unref()
+    }
     void startWatcher()
-    const poll = setInterval(() => {
-      if (watcher === undefined) void startWatcher()
-      void check()
-    }, pollMs)
-    poll.unref()
     return () => {
+      stopped = true
+      watching = false
+      complete = false
       clearInterval(poll)
-      clearTimeout(timer)
+      for (const timer of pending.values()) clearTimeout(timer)
       watcher?.close()
     }
   }

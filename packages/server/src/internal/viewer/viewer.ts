@@ -115,7 +115,6 @@ export const start = async (options: Options): Promise<Viewer> => {
   let stopWatching = () => {}
   let subscription: Fiber.Fiber<void, unknown> | undefined
   if (access.served) {
-    stopWatching = outbox.watch(notify)
     // Subscribed before the first request is served, so no event of a send is missed.
     const stream = await runtime.runPromise(
       Scope.provide(scope)(Effect.flatMap(MailEvents.MailEvents, (service) => service.subscribe()))
@@ -146,11 +145,16 @@ export const start = async (options: Options): Promise<Viewer> => {
       res.writeHead(200, { ...common, "content-type": "text/event-stream" })
       res.write("retry: 2000\n\n")
       feeds.add(res)
+      // The outbox is watched only while a page of the viewer is open: nobody looking costs nothing.
+      if (feeds.size === 1) stopWatching = outbox.watch(notify)
       // Comments keep proxies from closing an idle stream.
       const heartbeat = setInterval(() => res.write(": ping\n\n"), 15_000)
       const done = () => {
         clearInterval(heartbeat)
-        feeds.delete(res)
+        if (feeds.delete(res) && feeds.size === 0) {
+          stopWatching()
+          stopWatching = () => {}
+        }
         resolve()
       }
       req.once("close", done)
