@@ -3,6 +3,7 @@
 // answer comes from the index or one file: its cost does not grow with the outbox.
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { MessageLog } from "@mailroom/core"
+import { common } from "../viewer/respond.js"
 import { read } from "./message.js"
 import { encodeCursor, type Filters, matches, parseQuery } from "./query.js"
 import * as Schema from "./schema.js"
@@ -159,11 +160,14 @@ export class InboxApi {
       const filters = parsed.value as Filters & { readonly timeout?: number }
       let done = false
       let stop = () => {}
+      // The index follows the outbox while the wait is open.
+      const release = index.hold()
       const finish = (answer: () => Promise<void> | void) => {
         if (done) return
         done = true
         clearTimeout(timer)
         stop()
+        release()
         this.waits.delete(end)
         void Promise.resolve()
           .then(answer)
@@ -173,7 +177,7 @@ export class InboxApi {
       const end = () => finish(() => json(res, 503, { message: "the server is shutting down" }, { "retry-after": "1" }))
       this.waits.add(end)
       const timer = setTimeout(
-        () => finish(() => void res.writeHead(204).end()),
+        () => finish(() => void res.writeHead(204, common).end()),
         filters.timeout ?? Schema.defaultWaitMillis
       )
       // The client went away: nothing to answer.

@@ -209,9 +209,10 @@ export const insert = (database: DatabaseSync, message: Indexed): Row => {
   const recipients = new Set([...message.to, ...message.cc].map((a) => a.address).concat(message.bcc))
   const addRecipient = database.prepare("INSERT OR IGNORE INTO recipients (address, seq) VALUES (?, ?)")
   for (const address of recipients) addRecipient.run(address.toLowerCase(), seq)
+  // What the viewer's search finds a message by, beside its subject and body: its people and organisation.
   const addresses = [message.from, ...message.to, ...message.cc]
     .flatMap((a) => (a === null ? [] : [a.name ?? "", a.address]))
-    .concat(message.bcc)
+    .concat(message.bcc, message.organization ?? "")
     .join(" ")
   database
     .prepare("INSERT INTO search (rowid, subject, addresses, body) VALUES (?, ?, ?, ?)")

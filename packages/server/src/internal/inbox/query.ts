@@ -22,7 +22,7 @@ export interface Filters {
 }
 
 export const encodeCursor = (row: Row) => Buffer.from(JSON.stringify([row.receivedAt, row.id])).toString("base64url")
-const decodeCursor = (cursor: string): Position | undefined => {
+export const decodeCursor = (cursor: string): Position | undefined => {
   try {
     const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown
     if (!Array.isArray(value) || typeof value[0] !== "string" || typeof value[1] !== "string") return undefined
