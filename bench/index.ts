@@ -10,6 +10,7 @@ import * as messages from "./messages.ts"
 import * as outbox from "./outbox.ts"
 import * as outboxSize from "./outboxSize.ts"
 import * as presign from "./presign.ts"
+import * as records from "./records.ts"
 import * as s3 from "./s3.ts"
 import * as ses from "./ses.ts"
 import * as smtp from "./smtp.ts"
@@ -50,6 +51,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "outboxSize",
     "Send rate vs the outbox's size: POST /emails, 16 at a time, to the built server with 100,000 messages in its outbox vs an empty one, viewer on and nobody looking (5 interleaved rounds of 150 bursts); then each one's CPU while idle",
     outboxSize
+  ],
+  [
+    "records",
+    'What a send pays for its record: POST /emails on the server (bin.js, the outbox) with the default SQLite message log vs "messages": {"kind": "memory"}, at c=1 (9 interleaved rounds of 100) and c=16 (autocannon, 4 alternating rounds of 3 s)',
+    records
   ],
   [
     "coldstart",

@@ -15,8 +15,9 @@ for dir in packages/*/; do
   (cd "$dir" && pnpm pack --pack-destination "$work/packs" >/dev/null)
   names+=("@mailroom/$(basename "$dir")")
 done
-# The subpaths adapter authors import (core/testing needs vitest, which a consumer may not have).
-names+=("@mailroom/core/adapter" "@mailroom/http/StoreRoutes")
+# The subpaths adapter authors import (core/testing needs vitest, which a consumer may not have), and
+# the Fastify plugin's, which loads nothing of fastify at run time (an optional peer).
+names+=("@mailroom/core/adapter" "@mailroom/http/StoreRoutes" "@mailroom/http/fastify")
 # Each tarball carries the licence, the same text as the repository's.
 for pack in "$work"/packs/*.tgz; do
   tar -xOzf "$pack" package/LICENSE | cmp -s - LICENSE || { echo "$(basename "$pack"): no LICENSE, or not the root one" >&2; exit 1; }

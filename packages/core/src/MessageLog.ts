@@ -1,9 +1,10 @@
 // Every message mailroom accepted, as a record: each recipient's state, the delivery events that moved
 // it, and what `GET /emails` answers. The send path writes it; delivery events only move it forward.
 
-import type { Effect } from "effect"
-import { Context, Layer, Schema } from "effect"
+import type { Config, Duration } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import * as Memory from "./internal/memoryMessageLog.js"
+import * as Retention from "./internal/messageRetention.js"
 import { v7 } from "./internal/uuid.js"
 import { EmailTag } from "./internal/wireRules.js"
 import type * as MailEvent from "./MailEvent.js"
@@ -250,3 +251,21 @@ export const makeMemory = (): MessageLog => Memory.make()
 
 /** The memory log as a layer. */
 export const layerMemory = (): Layer.Layer<MessageLog> => Layer.sync(MessageLog, makeMemory)
+
+/** Options of `layerRetention`. */
+export interface RetentionOptions {
+  /** How long a record is kept from its creation (`"30 days"`); above zero. */
+  readonly retention: Duration.Input
+  /** How often the sweep runs; it also runs once as the layer is built. Default `"1 hour"`. */
+  readonly every?: Duration.Input | undefined
+}
+
+/**
+ * Deletes the records (with their events) created more than `retention` ago, through `purge` on the
+ * log in context: once as the layer is built, without delaying it, then every `every`, for as long as
+ * the layer lives. A sweep that fails (a database that is down) is logged and the next one tries
+ * again. Suppressions are never purged. Fails with a `ConfigError` naming a duration that is not
+ * finite and above zero.
+ */
+export const layerRetention = (options: RetentionOptions): Layer.Layer<never, Config.ConfigError, MessageLog> =>
+  Layer.effectDiscard(Effect.flatMap(MessageLog, (log) => Retention.start(log, options)))

@@ -41,6 +41,15 @@ try {
       'note: Idempotency-Keys are kept in memory: a restart forgets them, and other instances do not see them. Several instances serving one API need "idempotency": {"kind": "redis"}.'
     )
   }
+  if (config.messages.kind === "memory") {
+    console.warn(
+      'note: message records and suppressions are kept in memory: a restart forgets them, and other instances do not see them. Several instances serving one API need "messages": {"kind": "postgres"}.'
+    )
+  } else if (config.messages.kind === "sqlite" && config.storage.kind !== "local") {
+    console.warn(
+      `note: message records and suppressions are kept in SQLite at ${config.messages.path}, on this machine only. Several instances serving one API need "messages": {"kind": "postgres"}.`
+    )
+  }
   if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config, running.viewer))
   reloadOnSighup(configPath, running, port === undefined ? {} : { port })
   let stopping = false

@@ -7,7 +7,7 @@ import { dirname } from "node:path"
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite"
 import type { Scope } from "effect"
 import { Cache, Cause, Config, Context, Duration, Effect, Layer, Schedule, Semaphore, Stream } from "effect"
-import { Reactivity } from "effect/reactivity"
+import type { Reactivity } from "effect/reactivity"
 import { SqlClient as Client, SqlError as Errors, type SqlConnection, Statement } from "effect/sql"
 
 // Checked before node:sqlite is touched, so an older Node gets this message rather than a missing module.
@@ -23,6 +23,20 @@ const loadNodeSqlite = () => {
 }
 
 const sqlite = loadNodeSqlite()
+
+// `effect/reactivity` is a barrel that also loads Atom, AtomHttpApi and AtomRpc (60 to 90 ms, most of the
+// standalone server's cold start on its SQLite default: bench/coldstart.ts), and the client needs only
+// the Reactivity module, which `effect/sql` has loaded already: that same module, by its file next to
+// effect/sql's, else (another layout of effect's files) the barrel's.
+const loadReactivity = async (): Promise<Layer.Layer<Reactivity.Reactivity>> => {
+  try {
+    const beside = new URL("../reactivity/Reactivity.js", import.meta.resolve("effect/sql")).href
+    const module = (await import(beside)) as { readonly layer?: Layer.Layer<Reactivity.Reactivity> }
+    if (Layer.isLayer(module.layer)) return module.layer
+  } catch {}
+  return (await import("effect/reactivity")).Reactivity.layer
+}
+const reactivityLayer = await loadReactivity()
 
 /** Marks a `SqliteClient` value. */
 export const TypeId = "~@mailroom/sqlite/SqliteClient" as const
@@ -138,7 +152,7 @@ export const layerConfig = (
 const layerFrom = <E>(acquire: Effect.Effect<SqliteClient, E, Scope.Scope | Reactivity.Reactivity>) =>
   Layer.effectContext(
     Effect.map(acquire, (client) => Context.make(SqliteClient, client).pipe(Context.add(Client.SqlClient, client)))
-  ).pipe(Layer.provide(Reactivity.layer))
+  ).pipe(Layer.provide(reactivityLayer))
 
 // internal
 
@@ -299,17 +313,18 @@ const toSqlError = (cause: unknown, operation: string, message: string) => {
 
 // SQLITE_BUSY is retried, as SQLite's own busy handler would, but after an Effect sleep: node:sqlite's
 // busy_timeout would block the thread, and with it the other client in this process holding the lock.
-// SQLITE_BUSY_SNAPSHOT (517) is left alone: only a new transaction gets past it.
-const retryWhileBusy =
-  (timeout: Duration.Input) =>
-  <A>(effect: Effect.Effect<A, Errors.SqlError>): Effect.Effect<A, Errors.SqlError> =>
-    Effect.retry(effect, {
-      schedule: Schedule.max([
-        Schedule.min([Schedule.exponential("1 millis"), Schedule.spaced("50 millis")]),
-        Schedule.during(timeout)
-      ]),
-      while: (error) => {
-        const code = (error.reason.cause as { readonly errcode?: unknown } | undefined)?.errcode
-        return typeof code === "number" && (code & 0xff) === 5 && code !== 517
-      }
-    })
+// SQLITE_BUSY_SNAPSHOT (517) is left alone: only a new transaction gets past it. The retry machinery is
+// entered only once a statement has failed busy: a statement that succeeds (nearly all) pays nothing.
+const isBusy = (error: Errors.SqlError) => {
+  const code = (error.reason.cause as { readonly errcode?: unknown } | undefined)?.errcode
+  return typeof code === "number" && (code & 0xff) === 5 && code !== 517
+}
+
+const retryWhileBusy = (timeout: Duration.Input) => {
+  const schedule = Schedule.max([
+    Schedule.min([Schedule.exponential("1 millis"), Schedule.spaced("50 millis")]),
+    Schedule.during(timeout)
+  ])
+  return <A>(effect: Effect.Effect<A, Errors.SqlError>): Effect.Effect<A, Errors.SqlError> =>
+    Effect.catchIf(effect, isBusy, () => Effect.retry(effect, { schedule, while: isBusy }))
+}
