@@ -1,7 +1,8 @@
 // The client of a mailroom server, over `fetch` alone: sends with an Idempotency-Key and safe retries,
-// uploads through a presigned URL in one call, reaches attachments by key or id, reads message records
-// and keeps the suppression list.
+// uploads through a presigned URL in one call, reaches attachments by key or id, reads message records,
+// keeps the suppression list, and asserts on the outbox in end-to-end tests.
 import * as Records from "./internal/records.js"
+import * as TestingApi from "./internal/testing.js"
 import { exchange, type Transport } from "./internal/transport.js"
 import type * as Wire from "./internal/wire.js"
 import { ValidationError } from "./MailroomApiError.js"
@@ -29,6 +30,11 @@ export type SuppressionList = Wire.SuppressionList
 export type ListSuppressionsQuery = Wire.ListSuppressionsQuery
 export type SuppressRequest = Wire.SuppressRequest
 export type UnsuppressResponse = Wire.UnsuppressResponse
+export type InboxAddress = Wire.InboxAddress
+export type InboxLink = Wire.InboxLink
+export type InboxAttachment = Wire.InboxAttachment
+export type InboxMessageSummary = Wire.InboxMessageSummary
+export type InboxMessage = Wire.InboxMessage
 
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 3. */
@@ -51,6 +57,11 @@ export interface Options {
   readonly apiKey?: string | undefined
   /** Sent as `Authorization: Bearer`: attachments by `attachmentId`. */
   readonly accessToken?: string | undefined
+  /**
+   * Sent as `x-mailroom-viewer-token` by `testing`: the standalone server's `viewer.token`, needed when
+   * it listens beyond loopback. Default: none (a server on loopback needs none).
+   */
+  readonly viewerToken?: string | undefined
   /** Default: the global `fetch`. Inject one for a proxy, custom agent, or tests. */
   readonly fetch?: typeof globalThis.fetch
   /** Milliseconds each attempt may take, answer body included. Default 60000; per call, `{ timeout }`. */
@@ -187,11 +198,55 @@ export interface Attachments {
   }
 }
 
+export interface InboxQueryOptions extends RequestOptions {
+  /**
+   * Only messages the outbox received at or after this time. Default: when the client was made, so a
+   * run never sees an earlier run's mail.
+   */
+  readonly since?: Date | string
+}
+
+export interface AwaitEmailOptions {
+  /** A recipient (to, cc or bcc), compared without case. */
+  readonly to: string
+  /** Contained in the subject, without case. */
+  readonly subject?: string
+  /** Milliseconds to wait in all. Default 10000. */
+  readonly timeout?: number
+  /** As `InboxQueryOptions.since`: a match already there since then is answered at once. */
+  readonly since?: Date | string
+  readonly signal?: AbortSignal
+}
+
+/**
+ * Assertions for end-to-end tests, over the standalone server's inbox API (its outbox provider): on a
+ * loopback server they need no credential; beyond loopback, `viewerToken`.
+ */
+export interface Testing {
+  /**
+   * The newest message to `to` (and `subject`) received since `since`, or the next one to arrive;
+   * rejects with `EmailNotReceivedError` after `timeout`.
+   */
+  readonly awaitEmail: (options: AwaitEmailOptions) => Promise<InboxMessage>
+  /** Every message to an address, newest first. */
+  readonly emailsTo: (address: string, options?: InboxQueryOptions) => Promise<ReadonlyArray<InboxMessageSummary>>
+  /** The newest message to an address, or undefined. */
+  readonly lastEmailTo: (address: string, options?: InboxQueryOptions) => Promise<InboxMessage | undefined>
+  /** A message by its id (a NotFoundError when the outbox has none). */
+  readonly getEmail: (id: string, options?: RequestOptions) => Promise<InboxMessage>
+  /** Its links: each `<a href>` of the HTML with the text it shows, then each URL of the text part. */
+  readonly links: (message: { readonly links: ReadonlyArray<InboxLink> }) => ReadonlyArray<InboxLink>
+  /** Deletes every message in the outbox; answers how many. */
+  readonly clear: () => Promise<number>
+}
+
 export interface MailroomClient {
   readonly emails: Emails
   readonly attachments: Attachments
   /** The organisation's suppression list (`apiKey`). */
   readonly suppressions: Suppressions
+  /** Assertions on the server's outbox, for end-to-end tests. */
+  readonly testing: Testing
 }
 
 const defaults = { timeout: 60_000, attempts: 3, initialDelay: 500, maxDelay: 10_000 }
@@ -209,12 +264,14 @@ const baseOf = (name: string, url: string | URL | undefined): string => {
 const sizeOf = (data: UploadData, given: number | undefined): number | undefined =>
   data instanceof Uint8Array || data instanceof ArrayBuffer ? data.byteLength : data instanceof Blob ? data.size : given
 
-/** A client for one server. Throws a TypeError when `baseUrl` is missing or no credential is given. */
+/**
+ * A client for one server. Throws a TypeError when `baseUrl` is missing. A call that needs a credential
+ * the client lacks throws a TypeError naming it (`testing` on a loopback server needs none).
+ */
 export const make = (options: Options): MailroomClient => {
   const baseUrl = baseOf("baseUrl", options.baseUrl)
   const v1BaseUrl = options.v1BaseUrl === undefined ? baseUrl : baseOf("v1BaseUrl", options.v1BaseUrl)
   const { apiKey, accessToken } = options
-  if (!apiKey && !accessToken) throw new TypeError("MailroomClient: give an apiKey, an accessToken, or both")
   const retry = options.retry === false ? { attempts: 1 } : (options.retry ?? {})
   const transport: Transport = {
     // Looked up at each call, and called unbound: Workers refuse a fetch called on another `this`.
@@ -370,9 +427,16 @@ export const make = (options: Options): MailroomClient => {
         ).value) as Attachments["delete"]
 
   const records = Records.make({ baseUrl, call, withApiKey })
+  const testing = TestingApi.make({
+    baseUrl,
+    viewerToken: options.viewerToken,
+    get: (url, headers, options) => call("GET", url, headers, undefined, options),
+    send: (method, url, headers) => call(method, url, headers, undefined, {})
+  })
   return {
     emails: { send, sendBatch, ...records.emails },
     attachments: { upload, presign, download, read, delete: remove },
-    suppressions: records.suppressions
+    suppressions: records.suppressions,
+    testing
   }
 }

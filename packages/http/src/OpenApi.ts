@@ -11,11 +11,13 @@ type JsonObject = Record<string, unknown>
 export interface DocumentOptions {
   /** The origin clients reach the service at, e.g. "https://mail.example.com": the document's `servers`. */
   readonly publicUrl?: string
+  /** Prefix of the base variant's paths, e.g. "/mail". Default "". */
   readonly basePath?: string
   /** The largest `content_length` a presign accepts (core's `Attachments` says). Default 25 MiB. */
   readonly maxUploadBytes?: number
   /** Whether a presign must declare `content_length` (core's `Attachments` says). Default false. */
   readonly requireContentLength?: boolean
+  /** Prefix before `/v1` of the versioned variant's paths. Default `basePath`. */
   readonly v1BasePath?: string
   /** Names of the providers' delivery webhooks served at `POST {basePath}/webhooks/{name}`. */
   readonly webhooks?: ReadonlyArray<string>
@@ -53,7 +55,7 @@ const webhookPath = (name: string) => ({
 
 export const document = (options: DocumentOptions = {}): JsonObject => {
   const base = options.basePath ?? ""
-  const v1 = `${options.v1BasePath ?? ""}/v1`
+  const v1 = `${options.v1BasePath ?? base}/v1`
   const components: Record<string, unknown> = {
     errorsBody: shapes.errors,
     errorBody: shapes.error,

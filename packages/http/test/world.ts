@@ -37,7 +37,9 @@ export const makeWorld = () => {
     idempotency: "up" as "up" | "broken",
     logged: [] as Array<string>,
     /** Every key the service asked the store about (head, read, get, presign, delete), in order. */
-    asked: [] as Array<string>
+    asked: [] as Array<string>,
+    /** The `StoreRoutes.MountPath` each presign ran under, in order: where the disk store would sign it. */
+    mounts: [] as Array<string>
   }
   const broken = Effect.fail(
     new ObjectStore.ObjectStoreError({
@@ -46,14 +48,20 @@ export const makeWorld = () => {
     })
   )
   const ask = (key: string) => Effect.sync(() => void control.asked.push(key))
+  const seeMount = Effect.flatMap(Effect.service(StoreRoutes.MountPath), (mount) =>
+    Effect.sync(() => void control.mounts.push(mount))
+  )
   const store: ObjectStore.ObjectStore = {
     ...memory,
     head: (key) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.head(key)),
     get: (key) => Effect.andThen(ask(key), memory.get(key)),
     read: (key, options) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.read(key, options)),
     presignPut: (options) =>
-      Effect.andThen(ask(options.key), control.storeBroken ? broken : memory.presignPut(options)),
-    presignGet: (options) => Effect.andThen(ask(options.key), memory.presignGet(options)),
+      Effect.andThen(ask(options.key), seeMount).pipe(
+        Effect.andThen(control.storeBroken ? broken : memory.presignPut(options))
+      ),
+    presignGet: (options) =>
+      Effect.andThen(ask(options.key), seeMount).pipe(Effect.andThen(memory.presignGet(options))),
     delete: (key) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.delete(key))
   }
   // Like the disk store: the URLs it hands out could be served by this handler under a prefix.

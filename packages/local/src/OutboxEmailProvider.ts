@@ -3,9 +3,9 @@
 // list or a paused account.
 import { mkdir, rm } from "node:fs/promises"
 import * as path from "node:path"
-import { EmailProvider, MailEvent, MailEvents, MessageLog, ProviderError } from "@mailroom/core"
+import { EmailProvider, MailEvent, MailEvents, MessageLog, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, Effect, Layer, Option } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Scope } from "effect"
 import type MailComposerClass from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
 import * as Headers from "./internal/headers.js"
@@ -37,7 +37,13 @@ export interface Options {
   /** What the outbox accepts. Default `limits`, the strictest of the supported vendors. */
   readonly limits?: EmailProvider.Limits
   /**
-   * Where each accepted message's events go (`delivered`, `rejected`), once its file is written.
+   * How long a `delayed@simulator.mailroom.test` recipient waits between its `deferred` event and its
+   * `delivered` one: a duration Effect reads (`"5 seconds"`, or milliseconds). Default 1 second.
+   */
+  readonly simulatedDelay?: Duration.Input
+  /**
+   * Where each accepted message's events go (`delivered`, `rejected`, and what a simulator address
+   * acts out: see `Simulator`), once its file is written.
    * Default: none; `layer` uses core's `MailEvents` when it is provided (as `Mailroom.layer` does).
    */
   readonly events?: MailEvents.MailEvents
@@ -130,16 +136,21 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
       const value = accepted[limit]
       if (value !== undefined) yield* Adapter.positiveInteger(["limits", limit], value)
     }
+    const simulatedDelay = yield* Adapter.duration("simulatedDelay", options.simulatedDelay ?? "1 second")
     const clock = yield* Clock.Clock
+    // Within a layer, `delayed@`'s later events end with it.
+    const scope = Option.getOrUndefined(yield* Effect.serviceOption(Scope.Scope))
     return build(
       { ...options, dir: path.resolve(dir), limits: accepted },
-      () => new Date(clock.currentTimeMillisUnsafe())
+      () => new Date(clock.currentTimeMillisUnsafe()),
+      { delay: simulatedDelay, scope }
     )
   })
 
 const build = (
   options: Options & { readonly limits: EmailProvider.Limits },
-  now: () => Date
+  now: () => Date,
+  later: { readonly delay: Duration.Duration; readonly scope: Scope.Scope | undefined }
 ): EmailProvider.EmailProvider => {
   const { dir, limits } = options
   const forbidden = new Set(limits.forbiddenExtensions.map((e) => e.toLowerCase()))
@@ -252,8 +263,13 @@ const build = (
         )
       }
       const recipients = [...new Set([...email.to, ...email.cc, ...email.bcc])]
+      const unknown = Simulator.unknownMailboxes(recipients)
+      if (unknown.length > 0) {
+        return yield* fail(new ProviderError.InvalidRequest({ message: Simulator.unknownMailboxMessage(unknown) }))
+      }
       if (sandbox !== undefined) {
-        const unverified = recipients.filter((r) => !verified.has(r.toLowerCase()))
+        // As SES's mailbox simulator, the simulator's addresses need no verification.
+        const unverified = recipients.filter((r) => !verified.has(r.toLowerCase()) && Simulator.parse(r) === undefined)
         if (unverified.length > 0) {
           return yield* fail(
             new ProviderError.RecipientNotVerified({
@@ -311,10 +327,15 @@ const build = (
       }
       yield* write(messageId, raw, sidecar).pipe(Effect.tapError(logFailure("written")))
       if (options.events !== undefined) {
-        yield* Adapter.publishAccepted(
-          options.events,
-          MailEvent.accepted({ provider: "outbox", messageId, email, at: now(), isRejected: isSuppressed })
-        )
+        const acted = Simulator.accepted({
+          provider: "outbox",
+          messageId,
+          email,
+          at: now(),
+          delayMillis: Duration.toMillis(later.delay),
+          isRejected: isSuppressed
+        })
+        yield* Adapter.publishAccepted(options.events, acted, later)
       }
       return { messageId }
     })

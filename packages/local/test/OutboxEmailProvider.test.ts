@@ -508,7 +508,9 @@ describe("OutboxEmailProvider", () => {
       [
         { dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxCustomHeaders: 1.5 } },
         `["limits"]["maxCustomHeaders"]`
-      ]
+      ],
+      [{ dir: freshDir(), simulatedDelay: "soon" as never }, `["simulatedDelay"]`],
+      [{ dir: freshDir(), simulatedDelay: 0 }, `["simulatedDelay"]`]
     ]
     for (const [options, option] of refusals) {
       const made = await Effect.runPromise(Effect.flip(OutboxEmailProvider.make(options)))

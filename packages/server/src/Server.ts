@@ -14,6 +14,7 @@ import { fromAdapter, inSection, isConfigError } from "./internal/configError.js
 import { redisConnections, redisUrls, sqlConnections } from "./internal/connections.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
+import { observed } from "./internal/inbox/written.js"
 import { messagesLayer, queueLayer, workerOptions } from "./internal/messages.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
@@ -222,8 +223,14 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   // Aborted when the grace period is over: sends still waiting on the provider are answered then.
   const stopSends = new AbortController()
   const events = eventsLayer(config.events, redis)
+  // Set once the viewer is up; until then nobody reads the outbox's index.
+  let noteWritten = (_messageId: string) => {}
+  const provider =
+    config.provider.kind === "outbox"
+      ? observed(providerLayer(config.provider), (id) => noteWritten(id))
+      : providerLayer(config.provider)
   const layer = Mailroom.layer<LayerError>({
-    provider: inSection("provider", providerLayer(config.provider)),
+    provider: inSection("provider", provider),
     store: inSection("storage", storageLayer(config.storage, publicUrl)),
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
@@ -273,6 +280,7 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
         logError,
         waiting
       })
+      noteWritten = viewer.noteWritten
     }
     handle = handlers.node
   } catch (cause) {

@@ -150,10 +150,14 @@ describe("message records on npm start's defaults (SQLite beside the local store
     ]
     assert.deepStrictEqual((await api("GET", `/emails/${id}`)).body.tags, tags)
 
-    const requests = await receiver.waitFor(already + 1)
-    const events = requests
-      .map((request) => new Webhook(secret).verify(request.body, request.headers) as MailEvent.MailEvent)
-      .filter((event) => event.message_id === id)
+    // Events of earlier tests may still be arriving: await the requests until this message's is among them.
+    const eventsOf = (requests: ReadonlyArray<{ readonly body: string; readonly headers: Record<string, string> }>) =>
+      requests
+        .map((request) => new Webhook(secret).verify(request.body, request.headers) as MailEvent.MailEvent)
+        .filter((event) => event.message_id === id)
+    let count = already + 1
+    let events = eventsOf(await receiver.waitFor(count, 20_000))
+    while (events.length === 0) events = eventsOf(await receiver.waitFor(++count, 20_000))
     assert.strictEqual(events.length, 1)
     assert.strictEqual(events[0]?.type, "delivered")
     assert.deepStrictEqual(events[0]?.tags, tags)

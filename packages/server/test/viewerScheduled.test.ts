@@ -58,14 +58,11 @@ it("lists the scheduled and cancelled messages of every organisation above the o
   })
   const html = await page()
   assert.include(html, "Scheduled and cancelled")
-  const rows = [...html.matchAll(/<tr data-id="([^"]+)">([\s\S]*?)<\/tr>/g)].filter(
-    ([, id]) => id === waiting || id === cancelled
-  )
-  assert.strictEqual(rows.length, 2)
-  const cells = (id: string) => rows.find(([, rowId]) => rowId === id)?.[2] ?? ""
-  assert.include(cells(waiting), "Renewal &lt;b&gt;soon&lt;/b&gt;")
-  assert.include(cells(waiting), "<td>scheduled</td>")
-  assert.include(cells(waiting), "org_acme")
-  assert.include(cells(cancelled), "<td>cancelled</td>")
-  assert.include(cells(cancelled), "org_globex")
+  const items = [...html.matchAll(/<li data-id="([^"]+)" class="(scheduled|cancelled)">([\s\S]*?)<\/li>/g)]
+  const item = (id: string) => items.find(([, itemId]) => itemId === id)?.[3] ?? ""
+  assert.include(item(waiting), "Renewal &lt;b&gt;soon&lt;/b&gt;")
+  assert.include(item(waiting), '<span class="status">scheduled</span>')
+  assert.include(item(waiting), "org_acme")
+  assert.include(item(cancelled), '<span class="status">cancelled</span>')
+  assert.include(item(cancelled), "org_globex")
 })

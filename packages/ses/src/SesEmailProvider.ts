@@ -1,7 +1,7 @@
 // mailroom's EmailProvider on Amazon SES v2: one SendEmail call with Simple content (attachments
 // included) per message, and every SES failure translated into core's ProviderError.
 import { type SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
-import { EmailProvider, ProviderError } from "@mailroom/core"
+import { EmailProvider, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { acquireClient, type ClientOptions } from "./internal/client.js"
@@ -18,6 +18,13 @@ export interface Options extends ClientOptions {
   readonly timeout?: Duration.Input | undefined
   /** SES configuration set applied to every message (event publishing, dedicated IPs). Default: none. */
   readonly configurationSetName?: string | undefined
+  /**
+   * Sends mail to mailroom's simulator addresses (`bounced@simulator.mailroom.test`...) to SES's
+   * mailbox simulator instead (`bounce+mailroom@simulator.amazonses.com`), whose events
+   * `SesEventSource` maps back; see the README's table. Default false: such a message is refused,
+   * as SES would bounce it for real.
+   */
+  readonly simulator?: boolean | undefined
   /**
    * A client of your own (custom middleware, retry policy, HTTP handler). The options above that build
    * a client are then ignored, and the client is not destroyed with the layer. Default: a client built
@@ -158,8 +165,10 @@ export const make = (
       verify: verify(client, secrets),
       // One promise, one controller and one timer per send, the answer checked where it arrives:
       // what the adapter adds to the SDK's own call stays small.
-      send: (email) => {
-        const refused = refusal(email)
+      send: (given) => {
+        const simulated = Simulator.forVendor("ses", given, options.simulator === true)
+        const email = "email" in simulated ? simulated.email : given
+        const refused = "refused" in simulated ? simulated.refused : refusal(email)
         if (refused !== undefined) {
           return Effect.fail(
             new ProviderError.ProviderError({
@@ -178,7 +187,9 @@ export const make = (
           const failed = (error: unknown) => {
             clearTimeout(timer)
             resume(
-              Effect.fail(toProviderError(error, { email, secrets, ...(expired ? { timedOutAfter: timeout } : {}) }))
+              Effect.fail(
+                toProviderError(error, { email: given, secrets, ...(expired ? { timedOutAfter: timeout } : {}) })
+              )
             )
           }
           try {
@@ -190,7 +201,7 @@ export const make = (
                 clearTimeout(timer)
                 resume(
                   output.MessageId === undefined || output.MessageId === ""
-                    ? Effect.fail(toProviderError(output, { email, secrets }))
+                    ? Effect.fail(toProviderError(output, { email: given, secrets }))
                     : Effect.succeed({ messageId: output.MessageId })
                 )
               }, failed)

@@ -1,3 +1,4 @@
+export { type MountedFlow, type MountedFlowOptions, mountedFlow, mountedFlowFile } from "./mountedFlow.ts"
 export {
   type Fault,
   type FaultServer,

@@ -245,3 +245,62 @@ export interface UnsuppressResponse {
   readonly deleted: boolean
   readonly email: string
 }
+
+/** An address of a message in the outbox inbox. */
+export interface InboxAddress {
+  readonly address: string
+  readonly name: string | null
+}
+
+/** A link of a message: an `<a href>` of its HTML with the text it shows, or a URL of its text part. */
+export interface InboxLink {
+  readonly url: string
+  readonly text: string
+  readonly source: "html" | "text"
+}
+
+/** A message of the outbox, as the inbox API lists it. */
+export interface InboxMessageSummary {
+  /** The `message_id` that `POST /emails` answered. */
+  readonly id: string
+  readonly organization_id: string | null
+  readonly from: InboxAddress | null
+  readonly to: ReadonlyArray<InboxAddress>
+  readonly cc: ReadonlyArray<InboxAddress>
+  readonly bcc: ReadonlyArray<string>
+  readonly subject: string
+  /** When the outbox wrote it, to the millisecond. */
+  readonly received_at: string
+  /** Its Date header; null without one. */
+  readonly date: string | null
+  readonly size: number
+  readonly attachment_count: number
+  readonly links: ReadonlyArray<InboxLink>
+  readonly read: boolean
+}
+
+export interface InboxAttachment {
+  readonly filename: string | null
+  readonly content_type: string
+  readonly size: number
+  readonly content_id: string | null
+  readonly inline: boolean
+  /** The bytes, under the inbox's access rule. */
+  readonly download_url: string
+}
+
+/** A message of the outbox with its headers, bodies, attachments and delivery events. */
+export interface InboxMessage extends InboxMessageSummary {
+  readonly reply_to: ReadonlyArray<InboxAddress>
+  readonly headers: ReadonlyArray<{ readonly name: string; readonly value: string }>
+  readonly text: string | null
+  readonly html: string | null
+  readonly attachments: ReadonlyArray<InboxAttachment>
+  readonly events: ReadonlyArray<EmailEvent>
+  readonly raw_url: string
+}
+
+export interface InboxMessageList {
+  readonly data: ReadonlyArray<InboxMessageSummary>
+  readonly next_cursor: string | null
+}

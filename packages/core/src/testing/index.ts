@@ -1,6 +1,8 @@
 export * from "./EmailProviderSuite.js"
 export * from "./EventSourceProbe.js"
 export * from "./IdempotencyStoreSuite.js"
+export * as MailroomTest from "./MailroomTest.js"
+export { EmailNotReceived, type Link, links, type TestEmail, TestInbox } from "./MailroomTest.js"
 export * from "./MessageLogSuite.js"
 export * from "./ObjectStoreSuite.js"
 export * from "./SuppressionsSuite.js"

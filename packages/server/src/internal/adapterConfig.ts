@@ -47,7 +47,8 @@ export const OutboxProvider = Schema.Struct({
     Schema.Struct({ enabled: Schema.Boolean, verifiedRecipients: Schema.Array(Wire.EmailAddress) })
   ),
   suppressedRecipients: Schema.optionalKey(Schema.Array(Wire.EmailAddress)),
-  paused: Schema.optionalKey(Schema.Boolean)
+  paused: Schema.optionalKey(Schema.Boolean),
+  simulatedDelay: Schema.optionalKey(Time)
 })
 /** Amazon SES v2 (`@mailroom/ses`). */
 export const SesProvider = Schema.Struct({
@@ -55,6 +56,7 @@ export const SesProvider = Schema.Struct({
   region: nonEmpty("a region"),
   endpoint: Schema.optionalKey(Url),
   configurationSetName: Schema.optionalKey(nonEmpty("a configuration set name")),
+  simulator: Schema.optionalKey(Schema.Boolean),
   accessKeyId: Schema.optionalKey(Secret),
   secretAccessKey: Schema.optionalKey(Secret),
   timeout: Schema.optionalKey(Time)
@@ -65,6 +67,7 @@ export const PostmarkProvider = Schema.Struct({
   serverToken: Secret,
   requestHost: Schema.optionalKey(Schema.String),
   useHttps: Schema.optionalKey(Schema.Boolean),
+  simulator: Schema.optionalKey(Schema.Boolean),
   timeout: Schema.optionalKey(Time)
 })
 

@@ -64,7 +64,9 @@ export const providerLayer = (
         dir: provider.dir,
         ...optional("sandbox", provider.sandbox),
         ...optional("suppressedRecipients", provider.suppressedRecipients),
-        ...optional("paused", provider.paused)
+        ...optional("paused", provider.paused),
+        // The config checked it is a duration Effect reads.
+        ...optional("simulatedDelay", provider.simulatedDelay as Duration.Input | undefined)
       })
     case "ses":
       return lazy(async () =>
@@ -72,6 +74,7 @@ export const providerLayer = (
           region: provider.region,
           ...optional("endpoint", provider.endpoint),
           ...optional("configurationSetName", provider.configurationSetName),
+          ...optional("simulator", provider.simulator),
           ...optional("timeout", provider.timeout as Duration.Input | undefined),
           ...optional(
             "accessKeyId",
@@ -91,6 +94,7 @@ export const providerLayer = (
           serverToken: Redacted.make(provider.serverToken),
           ...optional("requestHost", provider.requestHost),
           ...optional("useHttps", provider.useHttps),
+          ...optional("simulator", provider.simulator),
           ...optional("timeout", provider.timeout as Duration.Input | undefined)
         })
       )

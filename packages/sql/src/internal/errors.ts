@@ -15,10 +15,21 @@ export const describe = (cause: unknown): string => {
   return messages.length === 0 ? String(cause) : messages.join(": ")
 }
 
+// A full disk (SQLite's SQLITE_FULL, PostgreSQL's 53100 disk_full, ENOSPC) is not an outage that
+// heals in seconds: it is said as it is, with the Retry-After a full store answers.
+const diskFull = /SQLITE_FULL|database or disk is full|\b53100\b|could not extend file|No space left on device|ENOSPC/i
+const diskFullRetryAfter = Duration.seconds(60)
+
 /** `operation` ("recording the message") failed for want of its database (by default: try again later). */
 export const toUnavailable = (
   operation: string,
   cause: unknown,
   problem = "the database cannot be reached right now; try again later"
 ): MailroomError.Unavailable =>
-  new MailroomError.Unavailable({ message: `${operation}: ${problem}`, cause, retryAfter })
+  diskFull.test(describe(cause))
+    ? new MailroomError.Unavailable({
+        message: `${operation}: the database's disk is full; nothing was written, try again later`,
+        cause,
+        retryAfter: diskFullRetryAfter
+      })
+    : new MailroomError.Unavailable({ message: `${operation}: ${problem}`, cause, retryAfter })
