@@ -5,7 +5,6 @@ import * as Records from "./internal/records.js"
 import * as TestingApi from "./internal/testing.js"
 import { exchange, type Transport } from "./internal/transport.js"
 import type * as Wire from "./internal/wire.js"
-import { ValidationError } from "./MailroomApiError.js"
 
 export type SendEmailRequest = Wire.SendEmailRequest
 export type SendEmailResponse = Wire.SendEmailResponse
@@ -310,30 +309,33 @@ export const make = (options: Options): MailroomClient => {
       timeout: options.timeout
     })
 
-  /** A POST under an Idempotency-Key (yours, or a new UUID its retries reuse), its answer marked as replayed or not. */
+  /**
+   * A POST under an Idempotency-Key (yours, or a new UUID its retries reuse), its answer marked as
+   * replayed or not. A batch none of whose items was accepted answers 400 with each item's outcome:
+   * an answer to read, not a failure.
+   */
   const keyed = async <A>(path: string, what: string, body: unknown, options: SendOptions) => {
     const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
     const headers = { ...withApiKey(what), "idempotency-key": idempotencyKey }
-    const answer = await call<A>("POST", `${baseUrl}${path}`, headers, body, options)
-    return { ...answer.value, replayed: answer.headers.get("idempotent-replayed") === "true", idempotencyKey }
+    const answer: { readonly value: A; readonly headers?: Headers } = await call<A>(
+      "POST",
+      `${baseUrl}${path}`,
+      headers,
+      body,
+      options
+    ).catch((error: { readonly status?: number; readonly body?: { readonly data?: unknown } }) => {
+      if (error.status !== 400 || !Array.isArray(error.body?.data)) throw error
+      return { value: error.body as A }
+    })
+    return { ...answer.value, replayed: answer.headers?.get("idempotent-replayed") === "true", idempotencyKey }
   }
 
   // The answer's type follows the request's: the server schedules exactly the requests with `scheduled_at`.
   const send = ((request: SendEmailRequest, options: SendOptions = {}) =>
     keyed<SendEmailResponse | ScheduledEmailResponse>("/emails", "emails.send", request, options)) as Emails["send"]
 
-  // A 400 whose body is a batch's answers is one: no item was accepted, and each says why.
-  const sendBatch: Emails["sendBatch"] = (requests, options = {}) => {
-    const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
-    const keyedOptions = { ...options, idempotencyKey }
-    return keyed<SendBatchResponse>("/emails/batch", "emails.sendBatch", requests, keyedOptions).catch((error) => {
-      const body = (error as { body?: SendBatchResponse }).body
-      if (ValidationError.isInstance(error) && Array.isArray(body?.data)) {
-        return { data: body.data, errors: body.errors, replayed: false, idempotencyKey }
-      }
-      throw error
-    })
-  }
+  const sendBatch: Emails["sendBatch"] = (requests, options = {}) =>
+    keyed<SendBatchResponse>("/emails/batch", "emails.sendBatch", requests, options)
 
   // The base variant when there is an API key; the `/v1` one for a caller holding only a token.
   const presign: Attachments["presign"] = async (request, options = {}) => {

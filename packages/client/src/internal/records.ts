@@ -58,10 +58,9 @@ export const make = ({ baseUrl, call, withApiKey }: Dependencies) => {
   const emails: Omit<Emails, "send" | "sendBatch"> = {
     get: (id, options = {}) => get(emailUrl(id), "emails.get", options),
     cancel: (id, options = {}) => one("POST", `${emailUrl(id)}/cancel`, "emails.cancel", options),
+    // A Date is sent as JSON writes it: its toISOString().
     reschedule: (id, at, options = {}) =>
-      one("PATCH", emailUrl(id), "emails.reschedule", options, {
-        scheduled_at: at instanceof Date ? at.toISOString() : at
-      }),
+      one("PATCH", emailUrl(id), "emails.reschedule", options, { scheduled_at: at }),
     list: (query = {}, options = {}) => pagesFrom((q) => emailsPage(q, options), query),
     listPage: emailsPage
   }
