@@ -12,6 +12,7 @@ import * as outboxSize from "./outboxSize.ts"
 import * as presign from "./presign.ts"
 import * as records from "./records.ts"
 import * as s3 from "./s3.ts"
+import * as scheduled from "./scheduled.ts"
 import * as ses from "./ses.ts"
 import * as smtp from "./smtp.ts"
 
@@ -56,6 +57,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "records",
     'What a send pays for its record: POST /emails on the server (bin.js, the outbox) with the default SQLite message log vs "messages": {"kind": "memory"}, at c=1 (9 interleaved rounds of 100) and c=16 (autocannon, 4 alternating rounds of 3 s)',
     records
+  ],
+  [
+    "scheduled",
+    "Sending later and many: the drain of due scheduled messages into the outbox vs direct POST /emails (SQLite, one instance; PostgreSQL, three), 5 interleaved rounds of 300; one POST /emails/batch of 100 vs 100 single sends over 16 connections",
+    scheduled
   ],
   [
     "coldstart",

@@ -8,6 +8,12 @@ import type * as Wire from "./internal/wire.js"
 
 export type SendEmailRequest = Wire.SendEmailRequest
 export type SendEmailResponse = Wire.SendEmailResponse
+export type ScheduledEmailResponse = Wire.ScheduledEmailResponse
+export type RescheduleRequest = Wire.RescheduleRequest
+export type CancelResponse = Wire.CancelResponse
+export type BatchAccepted = Wire.BatchAccepted
+export type BatchRefused = Wire.BatchRefused
+export type SendBatchResponse = Wire.SendBatchResponse
 export type PresignRequest = Wire.PresignRequest
 export type PresignResponse = Wire.PresignResponse
 export type DownloadResponse = Wire.DownloadResponse
@@ -80,12 +86,30 @@ export interface SendOptions extends RequestOptions {
   readonly idempotencyKey?: string
 }
 
-export interface SendEmailResult extends SendEmailResponse {
+/** What every send answers beside the server's body. */
+export interface Sent {
   /** True when the server answered from its record of an earlier request with the same key. */
   readonly replayed: boolean
   /** The Idempotency-Key the request went with, to send the same request again safely later. */
   readonly idempotencyKey: string
 }
+
+export interface SendEmailResult extends SendEmailResponse, Sent {}
+
+/** A scheduled send's answer (202): the message waits for `scheduled_at`. */
+export interface ScheduledEmailResult extends ScheduledEmailResponse, Sent {}
+
+/** `emails.send`'s answer for `R`: scheduled when it has `scheduled_at`, sent when it has none, either when its type does not say. */
+export type SendResultOf<R> = [R] extends [never]
+  ? SendEmailResult
+  : "scheduled_at" extends keyof R
+    ? [R] extends [{ readonly scheduled_at: string }]
+      ? ScheduledEmailResult
+      : SendEmailResult | ScheduledEmailResult
+    : SendEmailResult
+
+/** Each item of a batch by its index: accepted in `data`, refused in `errors`. */
+export interface SendBatchResult extends SendBatchResponse, Sent {}
 
 /** File content for `upload`: bytes, a Blob (or File), or a stream of bytes. */
 export type UploadData = Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array>
@@ -112,8 +136,24 @@ export interface UploadResult {
 export type AttachmentRef = { readonly key: string } | { readonly attachmentId: string }
 
 export interface Emails {
-  /** `POST /emails`. Resolves to the 201 body; rejects with a MailroomApiError or MailroomConnectionError. */
-  readonly send: (request: SendEmailRequest, options?: SendOptions) => Promise<SendEmailResult>
+  /**
+   * `POST /emails`. Resolves to the 201 body, or with `scheduled_at` the 202 one (`status: "scheduled"`);
+   * rejects with a MailroomApiError or MailroomConnectionError.
+   */
+  readonly send: <R extends SendEmailRequest>(request: R, options?: SendOptions) => Promise<SendResultOf<R>>
+  /**
+   * `POST /emails/batch`: 1 to 100 requests, each sent (or scheduled) on its own. Resolves to each item's
+   * outcome by index, also when none was accepted; one Idempotency-Key covers the batch and its retries.
+   */
+  readonly sendBatch: (requests: ReadonlyArray<SendEmailRequest>, options?: SendOptions) => Promise<SendBatchResult>
+  /** `POST /emails/{id}/cancel`: a ConflictError once the message started to send; a NotFoundError for another's. */
+  readonly cancel: (id: string, options?: RequestOptions) => Promise<CancelResponse>
+  /** `PATCH /emails/{id}`: moves a scheduled message to `scheduledAt` (a Date, or RFC 3339 with an offset). */
+  readonly reschedule: (
+    id: string,
+    scheduledAt: Date | string,
+    options?: RequestOptions
+  ) => Promise<ScheduledEmailResponse>
   /** `GET /emails/{id}`: each recipient's state and the delivery events. Another organisation's id is a NotFoundError. */
   readonly get: (id: string, options?: RequestOptions) => Promise<EmailDetail>
   /**
@@ -269,16 +309,33 @@ export const make = (options: Options): MailroomClient => {
       timeout: options.timeout
     })
 
-  const send: Emails["send"] = async (request, options = {}) => {
+  /**
+   * A POST under an Idempotency-Key (yours, or a new UUID its retries reuse), its answer marked as
+   * replayed or not. A batch none of whose items was accepted answers 400 with each item's outcome:
+   * an answer to read, not a failure.
+   */
+  const keyed = async <A>(path: string, what: string, body: unknown, options: SendOptions) => {
     const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
-    const headers = { ...withApiKey("emails.send"), "idempotency-key": idempotencyKey }
-    const answer = await call<SendEmailResponse>("POST", `${baseUrl}/emails`, headers, request, options)
-    return {
-      ...answer.value,
-      replayed: answer.headers.get("idempotent-replayed") === "true",
-      idempotencyKey
-    }
+    const headers = { ...withApiKey(what), "idempotency-key": idempotencyKey }
+    const answer: { readonly value: A; readonly headers?: Headers } = await call<A>(
+      "POST",
+      `${baseUrl}${path}`,
+      headers,
+      body,
+      options
+    ).catch((error: { readonly status?: number; readonly body?: { readonly data?: unknown } }) => {
+      if (error.status !== 400 || !Array.isArray(error.body?.data)) throw error
+      return { value: error.body as A }
+    })
+    return { ...answer.value, replayed: answer.headers?.get("idempotent-replayed") === "true", idempotencyKey }
   }
+
+  // The answer's type follows the request's: the server schedules exactly the requests with `scheduled_at`.
+  const send = ((request: SendEmailRequest, options: SendOptions = {}) =>
+    keyed<SendEmailResponse | ScheduledEmailResponse>("/emails", "emails.send", request, options)) as Emails["send"]
+
+  const sendBatch: Emails["sendBatch"] = (requests, options = {}) =>
+    keyed<SendBatchResponse>("/emails/batch", "emails.sendBatch", requests, options)
 
   // The base variant when there is an API key; the `/v1` one for a caller holding only a token.
   const presign: Attachments["presign"] = async (request, options = {}) => {
@@ -379,7 +436,7 @@ export const make = (options: Options): MailroomClient => {
     send: (method, url, headers) => call(method, url, headers, undefined, {})
   })
   return {
-    emails: { send, ...records.emails },
+    emails: { send, sendBatch, ...records.emails },
     attachments: { upload, presign, download, read, delete: remove },
     suppressions: records.suppressions,
     testing

@@ -121,6 +121,12 @@ export interface EmailProvider {
   readonly limits: Limits
   readonly send: (email: OutboundEmail) => Effect.Effect<SendResult, ProviderError>
   /**
+   * True when two sends with one `idempotencyKey` make one message (Resend's `Idempotency-Key`; the
+   * outbox, which writes one file per message id). A scheduled message whose instance stopped mid-send
+   * is then sent again under its key; with any other provider it is left `unknown`. Default false.
+   */
+  readonly deduplicatesByKey?: boolean
+  /**
    * Checks, sending nothing, that sends can work now: the credentials resolve, the vendor answers and
    * accepts them (as Nodemailer's `transporter.verify()`). Readiness probes and the server's start-up
    * call it. Optional: a provider without it is taken as ready.

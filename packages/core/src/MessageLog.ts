@@ -150,11 +150,18 @@ export interface NewMessage {
   readonly request?: string
 }
 
-/** What the provider answered a send: recipients still `sending` move to `sent`, `failed` or `unknown`. */
-export type Outcome =
+/**
+ * What the provider answered a send: recipients still `sending` move to `sent`, `failed` or `unknown`,
+ * except those in `suppressed`, dropped when a scheduled message left (they move to `suppressed`).
+ */
+export type Outcome = (
   | { readonly _tag: "Sent"; readonly provider: string; readonly providerMessageId: string }
   | { readonly _tag: "Failed"; readonly provider: string; readonly reason: string }
   | { readonly _tag: "Unknown"; readonly provider: string; readonly reason: string }
+) & {
+  /** Recipients, as the message names them, found on the suppression list when it left: not sent to. */
+  readonly suppressed?: ReadonlyArray<string>
+}
 
 export interface ListQuery {
   /** 1 to 100. */
@@ -185,6 +192,19 @@ export interface Claimed {
   readonly request: string
 }
 
+/** A scheduled message that is due, as `due` lists it. */
+export interface Due {
+  readonly id: string
+  readonly organizationId: string
+  readonly scheduledAt: string
+}
+
+/** What waits to be sent: the `scheduled` messages, and the time of the oldest that is due (null when none is). */
+export interface Backlog {
+  readonly scheduled: number
+  readonly oldestDue: string | null
+}
+
 /** Why a scheduled message cannot be changed: it is not one, or it has left already. */
 export type ChangeRefused = { readonly _tag: "NotFound" } | { readonly _tag: "NotScheduled"; readonly status: State }
 
@@ -196,7 +216,7 @@ export type ChangeRefused = { readonly _tag: "NotFound" } | { readonly _tag: "No
 export interface MessageLog {
   /** Records a message about to be sent (or scheduled). Its id is new. */
   readonly accept: (message: NewMessage) => Effect.Effect<void, Unavailable>
-  /** Records the provider's answer to a send. */
+  /** Records the provider's answer to a send, once: a message already answered is left as it is. */
   readonly settle: (id: string, outcome: Outcome) => Effect.Effect<void, Unavailable>
   /**
    * Applies a delivery event to its message's recipient, once per event id, in any order: a state
@@ -228,6 +248,21 @@ export interface MessageLog {
     id: string,
     scheduledAt: string
   ) => Effect.Effect<ChangeRefused | undefined, Unavailable>
+  /**
+   * Puts a claimed message back to `scheduled`, its request kept, for another attempt: its send
+   * certainly did not reach the provider, or its worker stopped and the provider de-duplicates by key.
+   * False when the message is not a claimed one still `sending` (a send made at once keeps no request).
+   */
+  readonly release: (id: string) => Effect.Effect<boolean, Unavailable>
+  /** The scheduled messages due at or before `before`, of every organisation, oldest first, at most `limit`. */
+  readonly due: (before: string, limit: number) => Effect.Effect<ReadonlyArray<Due>, Unavailable>
+  /**
+   * The ids of messages with a recipient still `sending` since before `before` (accepted then, or
+   * claimed then), of every organisation, oldest first, at most `limit`: sends whose process stopped.
+   */
+  readonly stalled: (before: string, limit: number) => Effect.Effect<ReadonlyArray<string>, Unavailable>
+  /** How many messages are `scheduled`, and the oldest time among them that is at or before `now`. */
+  readonly backlog: (now: string) => Effect.Effect<Backlog, Unavailable>
   /** Deletes the records created before `before` (their events with them); answers how many. */
   readonly purge: (before: string) => Effect.Effect<number, Unavailable>
 }
@@ -237,7 +272,7 @@ export const MessageLog: Context.Service<MessageLog, MessageLog> = Context.Servi
 export {
   /** Where a delivery event takes a recipient, or undefined when it stays: states only move forward. */
   advance,
-  /** Where the provider's answer takes a recipient still `sending`. */
+  /** Where the provider's answer takes a recipient still `sending` (`suppressed` when the outcome names its address). */
   settled,
   /** A message's status from its recipients' states. */
   statusOf

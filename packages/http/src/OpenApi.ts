@@ -4,6 +4,7 @@ import { Wire } from "@mailroom/core"
 import { Schema } from "effect"
 import * as MessagesDocument from "./internal/openApiMessages.js"
 import { errorResponse, jsonBody, retryAfter, type Shape, shapes, success } from "./internal/openApiParts.js"
+import * as ScheduleDocument from "./internal/openApiSchedule.js"
 
 type JsonObject = Record<string, unknown>
 
@@ -70,7 +71,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     DeleteByKeyResponse: Wire.DeleteByKeyResponse,
     DeleteByIdRequest: Wire.DeleteByIdRequest,
     DeleteByIdResponse: Wire.DeleteByIdResponse,
-    ...MessagesDocument.schemas
+    ...MessagesDocument.schemas,
+    ...ScheduleDocument.schemas
   })) {
     const generated = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
     for (const [definition, value] of Object.entries(generated.definitions)) {
@@ -155,6 +157,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
           requestBody: jsonBody("SendEmailRequest"),
           responses: {
             ...success("201", "SendEmailResponse", "Sent"),
+            ...ScheduleDocument.scheduledResponse,
             "400": errorResponse("errors", "Invalid request: one message per problem"),
             ...unauthorized("message"),
             "409": errorResponse("error", "Idempotency-Key reused with another body, or still in flight"),
@@ -173,6 +176,11 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
         get: MessagesDocument.listEmails
       },
       ...MessagesDocument.paths(base),
+      [`${base}/emails/{id}`]: {
+        ...MessagesDocument.paths(base)[`${base}/emails/{id}`],
+        patch: ScheduleDocument.reschedule
+      },
+      ...ScheduleDocument.paths(base),
       [`${base}/attachments/presign`]: presign(apiKey, baseAttachment),
       [`${base}/attachments/download`]: {
         get: {

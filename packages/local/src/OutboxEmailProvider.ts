@@ -340,7 +340,9 @@ const build = (
       return { messageId }
     })
 
-  return { name: "outbox", limits, send }
+  // One file per message id: a message sent again (a scheduled one recovered after a crash) replaces
+  // its own file, as a vendor de-duplicating by key takes it once.
+  return { name: "outbox", limits, send, deduplicatesByKey: true }
 }
 
 const withEvents = (options: Options) =>

@@ -15,7 +15,7 @@ import { redisConnections, redisUrls, sqlConnections } from "./internal/connecti
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
 import { observed } from "./internal/inbox/written.js"
-import { messagesLayer } from "./internal/messages.js"
+import { messagesLayer, queueLayer, workerOptions } from "./internal/messages.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
@@ -23,6 +23,7 @@ import * as Startup from "./internal/startup.js"
 import { ServerStartError } from "./internal/startup.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
+import * as Waiting from "./internal/viewer/waiting.js"
 import { type Config, isServerConfigError, ServerConfigError } from "./ServerConfig.js"
 
 export { isServerStartError, ServerStartError } from "./internal/startup.js"
@@ -113,6 +114,8 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   }
   const sql = sqlConnections(config)
   const organizations = ServerOrganizations.make(config, sql)
+  // The organisations of the file, whose scheduled and cancelled messages the viewer lists.
+  let organizationIds = config.organizations.map((organization) => organization.id)
   let sources: Awaited<ReturnType<typeof eventSources>>
   try {
     sources = await eventSources(config.events)
@@ -232,6 +235,8 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
     messages: inSection("messages", messagesLayer(config.messages, sql)),
+    queue: inSection("messages", queueLayer(config.messages, sql)),
+    worker: workerOptions(config.messages),
     ...optional("events", events && inSection("events", events)),
     attachments: {
       ...optional("idSecret", config.attachmentIdSecret),
@@ -250,11 +255,12 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     }
   })
   const watched = Layer.mergeAll(
-    Telemetry.registryLayer(),
+    Layer.empty,
     ...redisUrls(config).map((redisUrl) => health.watchRedis(redisUrl).pipe(Layer.provide(redis(redisUrl)))),
     ...(config.tracing === undefined ? [] : [Telemetry.tracingLayer(config.tracing)])
   )
-  const runtime = ManagedRuntime.make(Layer.merge(layer, watched))
+  // Provided to the layers too: what their own fibers count (the send queue's worker) is on /metrics.
+  const runtime = ManagedRuntime.make(Layer.merge(layer, watched).pipe(Layer.provideMerge(Telemetry.registryLayer())))
   try {
     const handlers = await runtime.runPromise(
       MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
@@ -264,7 +270,16 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     if (unusable.length > 0) throw new ServerStartError({ problems: unusable })
     if (config.provider.kind === "outbox") {
       const { logError } = options
-      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime, logError })
+      const waiting = Waiting.make(runtime, () => organizationIds)
+      viewer = await Viewer.start({
+        dir: config.provider.dir,
+        ...config.viewer,
+        host,
+        publicUrl,
+        runtime,
+        logError,
+        waiting
+      })
       noteWritten = viewer.noteWritten
     }
     handle = handlers.node
@@ -298,5 +313,10 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     })()
     return closing
   }
-  return { url, config, close, reload: organizations.reload, viewer: viewer?.url }
+  const reload = (next: Config) => {
+    const others = organizations.reload(next)
+    organizationIds = next.organizations.map((organization) => organization.id)
+    return others
+  }
+  return { url, config, close, reload, viewer: viewer?.url }
 }

@@ -8,6 +8,7 @@ import * as Changes from "./internal/changes.js"
 import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
 import { afterOf, keyOf, pageQuery } from "./internal/list.js"
 import { columns, eventsOf, type MessageRow, recordsOf } from "./internal/records.js"
+import * as Waiting from "./internal/waiting.js"
 
 export interface Options extends DatabaseOptions {}
 
@@ -64,6 +65,10 @@ const build = (db: Database): MessageLog.MessageLog =>
     claim: (id, at) => Changes.claim(db, id, at),
     cancel: (organizationId, id) => Changes.cancel(db, organizationId, id),
     reschedule: (organizationId, id, scheduledAt) => Changes.reschedule(db, organizationId, id, scheduledAt),
+    release: (id) => Changes.release(db, id),
+    due: (before, limit) => Waiting.due(db, before, limit),
+    stalled: (before, limit) => Waiting.stalled(db, before, limit),
+    backlog: (now) => Waiting.backlog(db, now),
     purge: (before) => Changes.purge(db, before)
   })
 

@@ -73,7 +73,10 @@ describe("SqlMessageLog on PostgreSQL, as a fleet runs it", () => {
           FROM mailroom_sql_migrations`
         assert.deepStrictEqual(
           recorded.map((r) => [r.migration_id, r.name]),
-          [[1, "messages"]]
+          [
+            [1, "messages"],
+            [2, "queue"]
+          ]
         )
         assert.deepStrictEqual(yield* Effect.provide(SqlMigrations.run, three), [], "later runs find it current")
         const others = yield* sql`SELECT 1 FROM information_schema.tables WHERE table_name = 'mailroom_migrations'`

@@ -71,7 +71,8 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
 
   /**
    * Every validation problem of a request that fails anyway, in the order they have always been
-   * reported: sizes come from `head`, since no byte of this message will be sent.
+   * reported: sizes come from `head`, since no byte of this message will be sent (now). Answers what
+   * `head` said of each file, for a request without problems (a scheduled one).
    */
   const report = (request: Request, problems: ReturnType<typeof staticProblems>) =>
     Effect.gen(function* () {
@@ -95,6 +96,7 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
       })
       if (size > limits.maxMessageBytes) errors.push(tooLarge(size, limits.maxMessageBytes))
       if (errors.length > 0) return yield* new ValidationError({ errors })
+      return infos
     })
 
   /**

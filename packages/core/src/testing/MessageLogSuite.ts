@@ -6,6 +6,7 @@ import { Context, Effect, Layer } from "effect"
 import * as MailEvent from "../MailEvent.js"
 import { isValidationError } from "../MailroomError.js"
 import { type EmailRecord, MessageLog, makeId, type NewMessage, type State } from "../MessageLog.js"
+import { waitingCases } from "./messageLogWaiting.js"
 
 export interface MessageLogSuiteOptions {
   /** Builds the log. Records of a shared database may outlive a run: the suite uses fresh organisations. */
@@ -287,6 +288,7 @@ export const MessageLogSuite = (name: string, options: MessageLogSuiteOptions): 
 
       listCases(it, fresh, accept, sent)
       scheduleCases(it, fresh, accept, find)
+      waitingCases(it, fresh, accept, newMessage)
 
       it.effect("purge deletes the records created before a time, with their history", () =>
         Effect.gen(function* () {

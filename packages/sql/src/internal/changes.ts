@@ -79,10 +79,12 @@ export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) =>
     Effect.flatMap(now, (at) =>
       transaction(
         Effect.gen(function* () {
-          if ((yield* lock(db, id)) === undefined) return
+          const row = yield* lock(db, id)
+          // Answered once: a late second answer (a send recovered meanwhile) changes nothing.
+          if (row === undefined || row.provider !== null) return
           const before = yield* recipientsOf(sql, id)
           const after = before.map((r) => {
-            const to = MessageLog.settled(r.state, outcome)
+            const to = MessageLog.settled(r.state, outcome, r.email)
             return to === undefined ? r : { ...r, state: to, updated_at: at }
           })
           yield* writeRecipients(sql, id, before, after)
@@ -168,6 +170,27 @@ export const claim = (db: Database, id: string, at: string) => {
         const { after, status } = yield* moveScheduled(db, id, "scheduled", "sending", at, false)
         return { record: recordOf({ ...row, status }, after, yield* tagsOf(sql, id)), request }
       })
+    )
+  )
+}
+
+/** A claimed message back to `scheduled`, its request kept; false when it is not one still `sending`. */
+export const release = (db: Database, id: string) => {
+  const { sql, transaction, run } = db
+  return run(
+    "releasing a claimed message",
+    Effect.flatMap(now, (at) =>
+      transaction(
+        Effect.gen(function* () {
+          const row = yield* lock(db, id)
+          if (row === undefined || row.status !== "sending") return false
+          const [stored] = yield* sql<{ readonly request: string | null }>`SELECT request
+            FROM mailroom_messages WHERE id = ${id}`
+          if (stored?.request == null) return false
+          yield* moveScheduled(db, id, "sending", "scheduled", at, false)
+          return true
+        })
+      )
     )
   )
 }
