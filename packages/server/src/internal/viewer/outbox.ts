@@ -1,6 +1,6 @@
-// The outbox directory as the viewer reads it: the `.eml` files the outbox provider writes (with their
-// `.json` sidecars), parsed once per file, and watched while a viewer is open so the list changes live
-// from what each event names, without reading the directory again.
+// The outbox directory as the viewer reads it: the `.eml` files the outbox provider writes, parsed once
+// per file, and watched while a viewer is open so the list changes live from what each event names,
+// without reading the directory again.
 import { type FSWatcher, watch } from "node:fs"
 import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises"
 import * as path from "node:path"
@@ -25,7 +25,7 @@ export interface Message {
   readonly summary: Summary
   readonly raw: Buffer
   readonly parsed: ParsedMail
-  /** From the sidecar: the Bcc header is never written. */
+  /** From the outbox's X-Mailroom-Bcc header (a `.json` sidecar for files of earlier versions): never a Bcc header. */
   readonly bcc: ReadonlyArray<string>
   /** The body parts the message has, whatever mailparser derived. */
   readonly parts: { readonly text: boolean; readonly html: boolean }
@@ -42,9 +42,12 @@ const headerText = (parsed: ParsedMail, name: string) => {
   return typeof value === "string" ? value : ""
 }
 
-const readSidecar = async (file: string): Promise<ReadonlyArray<string>> => {
+/** The blind copies: the outbox's header, else the `.json` sidecar earlier versions wrote beside the file. */
+const blindCopies = async (parsed: ParsedMail, sidecarFile: string): Promise<ReadonlyArray<string>> => {
+  const listed = headerText(parsed, "x-mailroom-bcc")
+  if (listed !== "") return listed.split(",").flatMap((address) => (address.trim() === "" ? [] : [address.trim()]))
   try {
-    const sidecar = JSON.parse(await readFile(file, "utf8")) as { bcc?: unknown }
+    const sidecar = JSON.parse(await readFile(sidecarFile, "utf8")) as { bcc?: unknown }
     return Array.isArray(sidecar.bcc) ? sidecar.bcc.filter((b): b is string => typeof b === "string") : []
   } catch {
     return []
@@ -102,7 +105,7 @@ export const make = (dir: string) => {
       // Not a message mailparser can read: left out, as a file the outbox did not write.
       return undefined
     }
-    const bcc = await readSidecar(file(id, ".json"))
+    const bcc = await blindCopies(parsed, file(id, ".json"))
     return { summary: summarize(id, parsed, bcc, mtimeMs), raw, parsed, bcc, parts: bodyParts(raw) }
   }
 
@@ -180,6 +183,7 @@ export const make = (dir: string) => {
       return false
     }
     await rm(file(id, ".eml"), { force: true })
+    // The sidecar of a file an earlier version wrote.
     await rm(file(id, ".json"), { force: true })
     cache.delete(id)
     sorted = undefined
