@@ -8,6 +8,7 @@ import * as hostile from "./hostile.ts"
 import * as http from "./http.ts"
 import * as messages from "./messages.ts"
 import * as outbox from "./outbox.ts"
+import * as outboxServer from "./outboxServer.ts"
 import * as outboxSize from "./outboxSize.ts"
 import * as presign from "./presign.ts"
 import * as records from "./records.ts"
@@ -41,6 +42,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "outbox",
     "Outbox: OutboxEmailProvider.send vs one fsync'd .eml, and the former outbox's writes (5 interleaved rounds of 100)",
     outbox
+  ],
+  [
+    "outboxServer",
+    "Outbox throughput: POST /emails to the server on its embedded defaults (outbox, local storage, SQLite message log) vs a bare node:http server composing with MailComposer and writing one fdatasync'd .eml, at 1, 16 and 64 connections (5 alternating rounds of 2 s each)",
+    outboxServer
   ],
   [
     "messages",
