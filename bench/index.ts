@@ -6,6 +6,7 @@ import * as core from "./core.ts"
 import * as gcs from "./gcs.ts"
 import * as hostile from "./hostile.ts"
 import * as http from "./http.ts"
+import * as memory from "./memory.ts"
 import * as messages from "./messages.ts"
 import * as outbox from "./outbox.ts"
 import * as outboxServer from "./outboxServer.ts"
@@ -22,10 +23,14 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
   ["http", "@mailroom/http Node handler vs bare node:http (memory layers)", http],
   ["hostile", "@mailroom/http peak memory on hostile bodies vs a server that only JSON.parses them", hostile],
   ["s3", "@mailroom/s3 presignPut vs getSignedUrl(client, new PutObjectCommand(...))", s3],
-  ["presign", "Attachments.presign on S3 (s3rver) vs the adapter's signing alone", presign],
+  [
+    "presign",
+    "Presign: Attachments.presign on S3 (s3rver) vs the store's own signing (9 interleaved rounds of 1000); POST /attachments/presign on the local store vs POST /emails to a provider that answers at once, same server (5 alternating rounds of 2 s)",
+    presign
+  ],
   [
     "ses",
-    "Send overhead: Mailer.send (SES adapter) in process and POST /emails through @mailroom/http, vs SESv2Client.send, on one SES emulator (15 interleaved rounds of 60); over HTTP, the floor a bare node:http server reaches",
+    "Send overhead, on one SES emulator (15 interleaved rounds of 60): Mailer.send (SES adapter) in process vs SESv2Client.send; POST /emails through @mailroom/http vs the floor, a bare node:http server parsing the body and making the same SendEmail call",
     ses
   ],
   [
@@ -64,8 +69,13 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     records
   ],
   [
+    "memory",
+    "Memory of large sends: peak RSS over idle of the built server for 10 sends at once with a 7 MB stored attachment each, over the attachment bytes, through the outbox and through SES (emulator)",
+    memory
+  ],
+  [
     "coldstart",
-    'Cold start: the server\'s bin.js on the embedded defaults vs import("effect") on node:http (7 alternating runs)',
+    'Cold start: the server\'s bin.js on the embedded defaults (SQLite message log included) until its first 200 on /readyz vs import("effect") then node:http (10 alternating runs)',
     coldstart
   ]
 ]
