@@ -19,7 +19,11 @@ registerHooks({
     return resolved
   }
 })
-process.on("exit", () => writeFileSync(process.env.MAILROOM_TEST_LOADED, JSON.stringify([...seen])))
+process.on("exit", () => {
+  // Node's own modules are not resolved through hooks: undici (its fetch) is seen in the load list.
+  if (process.moduleLoadList.some((name) => name.includes("undici"))) seen.add("node:internal/undici")
+  writeFileSync(process.env.MAILROOM_TEST_LOADED, JSON.stringify([...seen]))
+})
 `
 
 /** Packages by the path they resolve to: in node_modules, or in this workspace's packages/. */
@@ -32,6 +36,8 @@ const heavy: ReadonlyArray<readonly [string, RegExp]> = [
   ["redis", /\/node_modules\/(redis|@redis)\//],
   ["@effect/sql-pg", /\/@effect\/sql-pg\//],
   ["mailparser", /\/mailparser\//],
+  // Loaded by the getter of node:http's WebSocket export, which an ESM import of node:http runs.
+  ["undici", /^node:internal\/undici$/],
   ...(["s3", "gcs", "ses", "postmark", "postgres", "redis"] as const).map(
     (name) => [`@mailroom/${name}`, new RegExp(`/(@mailroom|packages)/${name}/`)] as const
   )
