@@ -14,6 +14,7 @@ import { fromAdapter, inSection, isConfigError } from "./internal/configError.js
 import { redisConnections, redisUrls, sqlConnections } from "./internal/connections.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
+import * as Lines from "./internal/lines.js"
 import { messagesLayer } from "./internal/messages.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
@@ -33,7 +34,7 @@ export { isServerStartError, ServerStartError } from "./internal/startup.js"
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
   readonly host?: string
-  /** One line per request, and start-up and shutdown notices. Default: console.log. */
+  /** One line per request, and start-up and shutdown notices. Default: stdout, the lines of one turn of the event loop in one write. */
   readonly log?: (line: string) => void
   /** The causes of 5xx answers, one line each. Default: console.error. */
   readonly logError?: (message: string) => void
@@ -107,7 +108,7 @@ export const start = (config: Config, options: StartOptions = {}): Promise<Runni
   })
 
 const serve = async (config: Config, options: StartOptions): Promise<RunningServer> => {
-  const log = options.log ?? ((line: string) => console.log(line))
+  const log = options.log ?? Lines.toStdout
   const host = options.host ?? "127.0.0.1"
   // A config built in code has not been through `parse`: its URL is checked here, as the file's would be.
   const publicUrlProblem = config.publicUrl === undefined ? undefined : urlProblem(config.publicUrl)
