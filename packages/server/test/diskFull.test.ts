@@ -34,7 +34,10 @@ describe.skipIf(unavailable !== undefined)(`a full disk${unavailable ? ` (skippe
         serviceDomain: "mailroom.test",
         organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_test_acme"] }],
         storage: { kind: "local", dir: join(mounted.path, "storage"), signingSecret: "test-secret" },
-        provider: { kind: "outbox", dir: join(mounted.path, "outbox") }
+        provider: { kind: "outbox", dir: join(mounted.path, "outbox") },
+        // Off the full disk: a send whose record cannot be written is refused before the outbox is
+        // tried (the database's 503), and this test is about the outbox's own.
+        messages: { kind: "sqlite", path: join(dir, "mailroom.db") }
       })
     )
     server = await startServer(config)
@@ -93,7 +96,7 @@ describe.skipIf(unavailable !== undefined)(`a full disk${unavailable ? ` (skippe
     await mounted.free()
     assert.deepStrictEqual(await readiness(), {
       status: 200,
-      body: { ready: true, checks: { storage: "ok", outbox: "ok", provider: "ok" } } as never
+      body: { ready: true, checks: { storage: "ok", outbox: "ok", provider: "ok", messages: "ok" } } as never
     })
     assert.strictEqual((await upload(uploadUrl)).status, 200)
     assert.strictEqual((await fetch(`${server.url}/emails`, { method: "POST", headers, body: email })).status, 201)

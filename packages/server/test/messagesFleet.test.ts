@@ -173,7 +173,8 @@ describe("three servers with their message records on one PostgreSQL", () => {
       for (const server of servers) {
         const refused = await send(server, "carol@example.com")
         assert.strictEqual(refused.status, 503, JSON.stringify(refused.body))
-        assert.deepStrictEqual(Object.keys(refused.body), ["error"])
+        assert.deepStrictEqual(Object.keys(refused.body), ["error", "may_have_been_sent"])
+        assert.strictEqual(refused.body.may_have_been_sent, false)
         assert.include(String(refused.body.error), "the database cannot be reached right now")
         assert.strictEqual(refused.headers.get("retry-after"), "5")
         assert.notInclude(JSON.stringify(refused.body), String(cluster.port))
