@@ -36,9 +36,10 @@ export interface RetryPolicy {
 export interface Config {
   readonly retry?: RetryPolicy
   /**
-   * Attachment bytes that sends may hold in memory at once, counted as stored. A send that would go
-   * over waits for room; one larger than the whole budget waits until it has the budget to itself.
-   * Default 256 MiB (a message takes several times its attachments' size while it is composed).
+   * Bytes that sends may hold in memory at once for their attachments: each file's bytes and their
+   * base64 in the message being composed (about 2.35 times the file, what the outbox and SES hold).
+   * A send that would go over waits for room; one larger than the whole budget waits until it has
+   * the budget to itself. Default 256 MiB: about 109 MB of attachments at once.
    */
   readonly attachmentBytesInFlight?: number
   /** How long a send waits for that room before it fails with `Unavailable` (503, Retry-After). Default 10 s. */

@@ -182,6 +182,11 @@ export interface ListQuery {
 export interface Applied {
   /** False when the event id was applied before, or no record of the message is kept. */
   readonly applied: boolean
+  /**
+   * False when the event's organisation has no record under its `message_id`: an event that names
+   * the message by the provider's id may then be found with `resolve` and applied again.
+   */
+  readonly found: boolean
   /** The message's tags, carried on the event to subscribers and webhooks; empty when no record is kept. */
   readonly tags: ReadonlyArray<Tag>
 }
@@ -223,6 +228,12 @@ export interface MessageLog {
    * only moves forward (`advance`), so a late `delivered` never overwrites `bounced`.
    */
   readonly apply: (event: MailEvent.MailEvent) => Effect.Effect<Applied, Unavailable>
+  /**
+   * Applies events as `apply` does, in one write where the database has them (the events a provider
+   * reports for one message arrive together); answers what was done with each, in their order. An
+   * event id given twice is applied once.
+   */
+  readonly applyAll: (events: ReadonlyArray<MailEvent.MailEvent>) => Effect.Effect<ReadonlyArray<Applied>, Unavailable>
   /** The record and its history; undefined when the organisation has no message with this id. */
   readonly find: (organizationId: string, id: string) => Effect.Effect<EmailDetail | undefined, Unavailable>
   /** The organisation's records, newest first. A cursor this log did not make is a `ValidationError` naming it. */

@@ -4,7 +4,7 @@ import { Effect, Schema } from "effect"
 import { maxIdHex } from "./internal/attachmentKey.js"
 import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
-import { commonSend } from "./internal/sendDecode.js"
+import { commonPresign, commonSend } from "./internal/sendDecode.js"
 import {
   contentIdPattern,
   headerNamePattern,
@@ -383,11 +383,13 @@ export const sizeProblems: (input: unknown) => ReadonlyArray<string> = oversized
 export const decode = <S extends Schema.Decoder<unknown>>(schema: S) => {
   const run = Schema.decodeUnknownEffect(schema)
   const options = { errors: "all", onExcessProperty: "error" } as const
-  // Every send is decoded: the common one skips the schema's parser (same answer, a test checks).
+  // Every send and presign is decoded: the common one skips the schema's parser (same answer, tests check).
   const common =
     (schema as unknown) === SendEmailRequest || (schema as unknown) === InProcessSendRequest
       ? (commonSend as (input: unknown) => S["Type"] | undefined)
-      : undefined
+      : (schema as unknown) === PresignRequest
+        ? (commonPresign as (input: unknown) => S["Type"] | undefined)
+        : undefined
   return (input: unknown): Effect.Effect<S["Type"], ValidationError> => {
     const request = common?.(input)
     if (request !== undefined) return Effect.succeed(request)

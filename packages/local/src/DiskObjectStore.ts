@@ -1,5 +1,6 @@
 // The embedded ObjectStore: objects as files under one directory, with HMAC-signed URLs that the
 // store serves itself through `routes` (mounted by @mailroom/http under `{basePath}{pathPrefix}`).
+import type { KeyObject } from "node:crypto"
 import { unlink } from "node:fs/promises"
 import * as path from "node:path"
 import { ObjectStore } from "@mailroom/core"
@@ -63,7 +64,7 @@ const filenameProblem = (filename: string) =>
 
 /** The options made usable. */
 interface Settings {
-  readonly secret: string
+  readonly secret: KeyObject
   /** `publicUrl` without a trailing "/". */
   readonly origin: string
   /** Whether `publicUrl` is an origin alone, followed by the path each request reached the handler at. */
@@ -106,7 +107,7 @@ const checkOptions = (options: Options): Effect.Effect<Settings, Config.ConfigEr
     return {
       idleMillis: Math.max(1, Math.round(Duration.toMillis(idle))),
       maxOpenFiles,
-      secret,
+      secret: Signing.keyOf(secret),
       origin: `${publicUrl.origin}${publicUrl.pathname.replace(/\/+$/, "")}`,
       followsMount: publicUrl.pathname === "/",
       pathPrefix,

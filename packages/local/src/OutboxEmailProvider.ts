@@ -1,7 +1,7 @@
 // The embedded EmailProvider: every message becomes a real RFC 5322 file `{dir}/{message_id}.eml`
 // instead of leaving the machine; it reports delivery events, and can act out a sandbox, a suppression
 // list or a paused account.
-import { mkdir, rm } from "node:fs/promises"
+import { mkdir } from "node:fs/promises"
 import * as path from "node:path"
 import { EmailProvider, MailEvent, MailEvents, MessageLog, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
@@ -21,7 +21,7 @@ export interface Sandbox {
 }
 
 export interface Options {
-  /** Directory the messages are written to, created when needed: `{dir}/{message_id}.eml` and `{dir}/{message_id}.json`. */
+  /** Directory the messages are written to, created when needed: one `{dir}/{message_id}.eml` each. */
   readonly dir: string
   /** Default: disabled; every recipient receives mail. */
   readonly sandbox?: Sandbox
@@ -79,6 +79,12 @@ export const limits: EmailProvider.Limits = {
 /** The header that names the organisation that sent a message (from `OutboundEmail.metadata`). */
 export const organizationHeader = "X-Mailroom-Organization"
 
+/**
+ * The header that lists a message's blind copies, the outbox's own: never a `Bcc` header, which a
+ * reader would take for one the recipients saw.
+ */
+export const bccHeader = "X-Mailroom-Bcc"
+
 /** Each other metadata entry is written as `X-Mailroom-Metadata-{name}: {value}`. */
 const metadataHeaders = (metadata: Readonly<Record<string, string>> | undefined) =>
   Object.entries(metadata ?? {}).map(([name, value]) => ({
@@ -107,15 +113,6 @@ const mailComposer = () => {
     }
   )
   return composerModule
-}
-
-/** What `{dir}/{message_id}.json` holds beside the message: who it went to, blind copies included. */
-export interface Sidecar {
-  readonly messageId: string
-  readonly envelope: { readonly from: string; readonly to: ReadonlyArray<string> }
-  readonly bcc: ReadonlyArray<string>
-  /** The message's tags exactly as sent (the `X-Mailroom-Tag-*` headers name them without case). */
-  readonly tags: ReadonlyArray<EmailProvider.Tag>
 }
 
 const fail = (reason: ProviderError.Reason) =>
@@ -161,9 +158,13 @@ const build = (
 
   const render = (email: EmailProvider.OutboundEmail, messageId: string) =>
     Effect.tryPromise({
-      try: async (): Promise<{ readonly raw: Uint8Array; readonly sidecar: Sidecar }> => {
+      try: async (): Promise<Uint8Array> => {
         const MailComposer = await mailComposer()
-        const headers = [...Headers.fieldsOf(email), ...metadataHeaders(email.metadata)]
+        const headers = [
+          ...Headers.fieldsOf(email),
+          ...metadataHeaders(email.metadata),
+          ...(email.bcc.length === 0 ? [] : [{ key: bccHeader, value: email.bcc.join(", ") }])
+        ]
         // The composer writes ASCII as it is, so text that reads as an encoded-word is encoded first.
         const composer = new MailComposer({
           from:
@@ -197,18 +198,9 @@ const build = (
           disableFileAccess: true,
           disableUrlAccess: true
         })
+        // MailComposer leaves Bcc out of the headers: the blind copies are in X-Mailroom-Bcc.
         const node = composer.compile()
-        // MailComposer leaves Bcc out of the headers; the envelope still names every recipient.
-        const envelope = node.getEnvelope()
-        return {
-          raw: Mime.serialize(node) ?? (await node.build()),
-          sidecar: {
-            messageId,
-            envelope: { from: typeof envelope.from === "string" ? envelope.from : "", to: envelope.to },
-            bcc: [...email.bcc],
-            tags: (email.tags ?? []).map(({ name, value }) => ({ name, value }))
-          }
-        }
+        return Mime.serialize(node) ?? (await node.build())
       },
       catch: Errors.toProviderError
     })
@@ -220,29 +212,18 @@ const build = (
     return dirReady
   }
 
-  // Both files are made durable together, then renamed sidecar first, so whoever sees the .eml can
-  // read who it went to. A sidecar whose .eml failed to land is removed.
-  const write = (messageId: string, raw: Uint8Array, sidecar: Sidecar) =>
+  // Written to a temporary name, made durable, then renamed into place: a `.eml` is never seen half-written.
+  const write = (messageId: string, raw: Uint8Array) =>
     Effect.tryPromise({
       try: async () => {
-        const sidecarFile = path.join(dir, `${messageId}.json`)
-        const files = [
-          { target: sidecarFile, content: Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`) },
-          { target: path.join(dir, `${messageId}.eml`), content: raw }
-        ]
+        const target = path.join(dir, `${messageId}.eml`)
         await ensureDir()
         try {
-          await Storage.writeFilesAtomic(dir, files)
+          await Storage.writeFileDurably(dir, target, raw)
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
-            await rm(sidecarFile, { force: true })
-            throw error
-          }
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
           await ensureDir(true)
-          await Storage.writeFilesAtomic(dir, files).catch(async (again: unknown) => {
-            await rm(sidecarFile, { force: true })
-            throw again
-          })
+          await Storage.writeFileDurably(dir, target, raw)
         }
       },
       catch: Errors.toProviderError
@@ -317,7 +298,7 @@ const build = (
       }
       // Mailroom's own id when core gave one (the file is then named as the API answered), else a new one.
       const messageId = email.metadata?.[MailEvent.messageKey] ?? MessageLog.makeId()
-      const { raw, sidecar } = yield* render(email, messageId).pipe(Effect.tapError(logFailure("rendered")))
+      const raw = yield* render(email, messageId).pipe(Effect.tapError(logFailure("rendered")))
       if (raw.byteLength > limits.maxMessageBytes) {
         return yield* fail(
           new ProviderError.MessageTooLarge({
@@ -325,7 +306,7 @@ const build = (
           })
         )
       }
-      yield* write(messageId, raw, sidecar).pipe(Effect.tapError(logFailure("written")))
+      yield* write(messageId, raw).pipe(Effect.tapError(logFailure("written")))
       if (options.events !== undefined) {
         const acted = Simulator.accepted({
           provider: "outbox",

@@ -202,7 +202,7 @@ describe("DiskObjectStore", () => {
         const url = new URL(`${served.origin}/_mailroom/storage/${encodeURIComponent(key)}`)
         url.searchParams.set("content-type", "text/plain")
         url.searchParams.set("expires", expires)
-        url.searchParams.set("signature", Signing.sign("test-signing-secret", grant))
+        url.searchParams.set("signature", Signing.sign(Signing.keyOf("test-signing-secret"), grant))
         await refusal(await put(url.toString(), "text/plain", "escaped"), 403)
       }
       assertOnlyStoreIn(await readdir(served.base))

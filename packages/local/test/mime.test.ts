@@ -44,7 +44,11 @@ const cases: Record<string, Mail> = {
       { filename: "notes.txt", contentType: "text/plain", content: Buffer.from("plain notes\r\nline two é") },
       { filename: "Relevé août (final).csv", contentType: "text/csv", content: Buffer.from("a,b\r\n1,2\r\n") },
       { filename: "empty.bin", contentType: "application/octet-stream", content: Buffer.alloc(0) },
-      { filename: "odd.bin", contentType: "application/octet-stream", content: randomBytes(57 * 3 + 1) }
+      { filename: "odd.bin", contentType: "application/octet-stream", content: randomBytes(57 * 3 + 1) },
+      // Written a chunk of 1024 lines at a time: exactly one chunk, one byte short, and across chunks.
+      { filename: "chunk.bin", contentType: "application/octet-stream", content: randomBytes(57 * 1024) },
+      { filename: "short.bin", contentType: "application/octet-stream", content: randomBytes(57 * 1024 - 1) },
+      { filename: "long.bin", contentType: "application/octet-stream", content: randomBytes(57 * 2048 + 5) }
     ]
   },
   "custom headers folded, an inline part and names in the caller's case": {

@@ -58,7 +58,8 @@ const build = (db: Database): MessageLog.MessageLog =>
   MessageLog.MessageLog.of({
     accept: (message) => Changes.accept(db, message),
     settle: (id, outcome) => Changes.settle(db, id, outcome),
-    apply: (event) => Changes.apply(db, event),
+    apply: (event) => Effect.map(Changes.applyAll(db, [event]), (applied) => applied[0] as MessageLog.Applied),
+    applyAll: (events) => Changes.applyAll(db, events),
     find: (organizationId, id) => find(db, organizationId, id),
     list: (organizationId, query) => list(db, organizationId, query),
     resolve: (provider, providerMessageId) => resolve(db, provider, providerMessageId),

@@ -66,6 +66,21 @@ export const make = (): MessageLog => {
     entry.record = { ...entry.record, ...extra, recipients, status: statusOf(recipients) }
   }
 
+  const applyOne = (event: MailEvent.MailEvent): Applied => {
+    const entry = entries.get(event.message_id)
+    if (entry === undefined || entry.record.organization_id !== event.organization_id) {
+      return { applied: false, found: false, tags: [] }
+    }
+    if (applied.has(event.id)) return { applied: false, found: true, tags: entry.record.tags }
+    applied.add(event.id)
+    entry.events.push(timelineOf(event))
+    entry.events.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at))
+    const last = entry.events[entry.events.length - 1]
+    const lastEvent = last === undefined ? null : { type: last.type, occurred_at: last.occurred_at }
+    update(entry, afterEvent(entry.record.recipients, event) ?? entry.record.recipients, { last_event: lastEvent })
+    return { applied: true, found: true, tags: entry.record.tags }
+  }
+
   const changeScheduled = (
     organizationId: string,
     id: string,
@@ -127,21 +142,8 @@ export const make = (): MessageLog => {
         })
         entry.request = undefined
       }),
-    apply: (event) =>
-      Effect.sync((): Applied => {
-        const entry = entries.get(event.message_id)
-        if (entry === undefined || entry.record.organization_id !== event.organization_id) {
-          return { applied: false, tags: [] }
-        }
-        if (applied.has(event.id)) return { applied: false, tags: entry.record.tags }
-        applied.add(event.id)
-        entry.events.push(timelineOf(event))
-        entry.events.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at))
-        const last = entry.events[entry.events.length - 1]
-        const lastEvent = last === undefined ? null : { type: last.type, occurred_at: last.occurred_at }
-        update(entry, afterEvent(entry.record.recipients, event) ?? entry.record.recipients, { last_event: lastEvent })
-        return { applied: true, tags: entry.record.tags }
-      }),
+    apply: (event) => Effect.sync(() => applyOne(event)),
+    applyAll: (events) => Effect.sync(() => events.map(applyOne)),
     find: (organizationId, id) =>
       Effect.sync((): EmailDetail | undefined => {
         const entry = entries.get(id)

@@ -1,7 +1,8 @@
-// The common send decoded in one pass, without the schema's parser: every field valid and the
-// attachments (if any) stored files, which is nearly every send. Wire.decode tries it first; a test
-// holds it to the schema's answers, and the rules themselves are text.ts's, which the schema uses too.
-import type { SendEmailRequest } from "../Wire.js"
+// The common send and presign decoded in one pass, without the schema's parser: every field valid
+// and a send's attachments (if any) stored files, which is nearly every call. Wire.decode tries them
+// first; tests hold them to the schema's answers (test/sendDecode.test.ts, test/presignDecode.test.ts),
+// and the rules themselves are text.ts's, which the schema uses too. Measured by `pnpm bench core`.
+import type { PresignRequest, SendEmailRequest } from "../Wire.js"
 import { isEmailAddress } from "./address.js"
 import { maxItems } from "./bounds.js"
 import { atMostCharacters, blank, controlExceptTab, lineBreak, mimeType } from "./text.js"
@@ -117,4 +118,31 @@ export const commonSend = (input: unknown): SendEmailRequest | undefined => {
     out.attachments = attachments
   }
   return out as unknown as SendEmailRequest
+}
+
+const presignFields: ReadonlySet<string> = new Set(["filename", "content_type", "org_id", "content_length"])
+
+/** What `WholeNumber` accepts. */
+const isWholeNumber = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0
+
+/** A presign with every field valid, copied as the schema copies; undefined for anything else. */
+export const commonPresign = (input: unknown): PresignRequest | undefined => {
+  if (!isPlainObject(input) || !hasOnly(input, (key) => presignFields.has(key))) return undefined
+  const { filename } = input
+  if (typeof filename !== "string" || blank(filename) || !atMostCharacters(filename, 1024)) return undefined
+  const out: Record<string, unknown> = { filename }
+  if (Object.hasOwn(input, "content_type")) {
+    if (!isContentType(input.content_type)) return undefined
+    out.content_type = input.content_type
+  }
+  if (Object.hasOwn(input, "org_id")) {
+    if (typeof input.org_id !== "string") return undefined
+    out.org_id = input.org_id
+  }
+  if (Object.hasOwn(input, "content_length")) {
+    if (!isWholeNumber(input.content_length)) return undefined
+    out.content_length = input.content_length
+  }
+  return out as unknown as PresignRequest
 }

@@ -1,9 +1,8 @@
 // The outbox's message bytes from nodemailer's compiled MIME tree, written out in one synchronous
-// pass. nodemailer's own `build()` streams every part through `stream.pipeline`, whose teardown
+// pass into one buffer of their exact length (base64 a chunk of lines at a time). nodemailer's own `build()` streams every part through `stream.pipeline`, whose teardown
 // creates an AbortError (a DOMException with its stack) for each part of every message; the headers,
 // boundaries and encoders here are still nodemailer's, so the bytes are the ones `build()` writes
 // (test/mime.test.ts compares them).
-import * as base64 from "nodemailer/lib/base64"
 import * as qp from "nodemailer/lib/qp"
 
 /** What this pass reads of a nodemailer `MimeNode`. */
@@ -63,38 +62,85 @@ const quotedPrintable = (content: string | Buffer): string => {
   return out.join("")
 }
 
-const contentOf = (node: Node): string | Buffer => {
+/** A part's content to write: bytes as they are, or bytes to write as base64 lines. */
+type Piece = Buffer | { readonly base64: Buffer }
+
+const lineLength = 76
+// 57 bytes are exactly one 76-character line: a chunk of whole lines needs no padding but the last.
+const chunkBytes = (lineLength / 4) * 3 * 1024
+
+/** The length of `bytes` as nodemailer's `wrap(encode(bytes), 76)` writes them: lines joined by CRLF. */
+const base64Length = (bytes: number) => {
+  const chars = 4 * Math.ceil(bytes / 3)
+  return chars + 2 * Math.max(0, Math.ceil(chars / lineLength) - 1)
+}
+
+/**
+ * Writes `content` as `wrap(encode(content), 76)` at `at` in `target`, a chunk of lines at a time:
+ * the message is built without the whole base64 text, nor its wrapped copy, beside it.
+ */
+const writeBase64 = (content: Buffer, target: Buffer, at: number): number => {
+  let position = at
+  for (let start = 0; start < content.length; start += chunkBytes) {
+    const chunk = Buffer.from(content.toString("base64", start, Math.min(start + chunkBytes, content.length)), "latin1")
+    for (let i = 0; i < chunk.length; i += lineLength) {
+      if (position > at) position += target.write("\r\n", position, "latin1")
+      position += chunk.copy(target, position, i, Math.min(i + lineLength, chunk.length))
+    }
+  }
+  return position
+}
+
+const contentOf = (node: Node): Piece => {
   const content = node.content
-  if (!isBytes(content) || content.length === 0) return ""
+  if (!isBytes(content) || content.length === 0) return Buffer.alloc(0)
   switch (node.getTransferEncoding()) {
     case "base64":
-      return base64.wrap(base64.encode(content), 76)
+      return { base64: typeof content === "string" ? Buffer.from(content, "utf8") : content }
     case "quoted-printable":
-      return quotedPrintable(content)
+      return Buffer.from(quotedPrintable(content), "utf8")
     default:
-      return content
+      return typeof content === "string" ? Buffer.from(content, "utf8") : content
   }
 }
 
-const write = (node: Node, out: Array<string | Buffer>): void => {
-  out.push(`${node.buildHeaders()}\r\n\r\n`, contentOf(node))
+const text = (value: string) => Buffer.from(value, "utf8")
+
+const write = (node: Node, out: Array<Piece>): void => {
+  out.push(text(`${node.buildHeaders()}\r\n\r\n`), contentOf(node))
   if (!node.multipart) return
   node.childNodes.forEach((child, i) => {
-    out.push(`${i > 0 ? "\r\n" : ""}--${node.boundary}\r\n`)
+    out.push(text(`${i > 0 ? "\r\n" : ""}--${node.boundary}\r\n`))
     write(child, out)
   })
-  out.push(`\r\n--${node.boundary}--\r\n`)
+  out.push(text(`\r\n--${node.boundary}--\r\n`))
 }
 
-/** The message's bytes, or `undefined` when it has a part only nodemailer's `build()` can write. */
+const lengthOf = (piece: Piece) => (Buffer.isBuffer(piece) ? piece.length : base64Length(piece.base64.length))
+
+/** The last byte a piece writes: base64 never ends in a line break. */
+const lastByteOf = (piece: Piece) => (Buffer.isBuffer(piece) ? piece.at(-1) : 0x3d)
+
+/**
+ * The message's bytes in one buffer of their exact length, or `undefined` when it has a part only
+ * nodemailer's `build()` can write.
+ */
 export const serialize = (root: unknown): Buffer | undefined => {
   const node = root as Node
   if (!writable(node, true)) return undefined
-  const out: Array<string | Buffer> = []
-  write(node, out)
-  const bytes = Buffer.concat(out.map((part) => (typeof part === "string" ? Buffer.from(part, "utf8") : part)))
+  const pieces: Array<Piece> = []
+  write(node, pieces)
+  const written = pieces.filter((piece) => lengthOf(piece) > 0)
+  const last = written.length === 0 ? undefined : lastByteOf(written[written.length - 1] as Piece)
   // As nodemailer's last stage does: the message ends with a line break.
-  const last = bytes.at(-1)
-  if (last === 0x0a) return bytes
-  return Buffer.concat([bytes, Buffer.from(last === 0x0d ? "\n" : "\r\n")])
+  const ending = last === 0x0a ? "" : last === 0x0d ? "\n" : "\r\n"
+  const bytes = Buffer.allocUnsafe(written.reduce((sum, piece) => sum + lengthOf(piece), ending.length))
+  let position = 0
+  for (const piece of written) {
+    position = Buffer.isBuffer(piece)
+      ? position + piece.copy(bytes, position)
+      : writeBase64(piece.base64, bytes, position)
+  }
+  bytes.write(ending, position, "latin1")
+  return bytes
 }

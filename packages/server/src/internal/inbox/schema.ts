@@ -24,7 +24,7 @@ export const Summary = Schema.Struct({
   from: Schema.NullOr(Address),
   to: Schema.Array(Address),
   cc: Schema.Array(Address),
-  /** From the outbox's sidecar: a message never carries its Bcc header. */
+  /** From the outbox's X-Mailroom-Bcc header: a message never carries a Bcc header. */
   bcc: Schema.Array(Schema.String),
   subject: Schema.String,
   /** When the outbox wrote it, to the millisecond: what lists sort by and `since` compares with. */
