@@ -2,7 +2,7 @@
 // blocks shared by every adapter (download names, header encoding, the `read` admission check, the
 // accepted events of local providers, the one reading of network failures) and the one way adapters
 // refuse bad options. CONTRIBUTING.md shows them at work in the smallest adapter.
-import { Config, Duration, Effect, Redacted, Schema, SchemaIssue } from "effect"
+import { Config, type Context, Duration, Effect, type Layer, Redacted, Schema, SchemaIssue, type Scope } from "effect"
 import { matcher } from "./internal/secret.js"
 import { transportFailure } from "./internal/transportFailure.js"
 import * as ProviderError from "./ProviderError.js"
@@ -52,6 +52,58 @@ export const transportUnavailable = (vendor: string, error: unknown): ProviderEr
       : `could not reach ${vendor}: ${failure.description}; the message was not sent`,
     possiblySent: failure.possiblySent
   })
+}
+
+/**
+ * The shape of an adapter module (CONTRIBUTING.md, "The shape of an adapter"), for the type test every
+ * adapter keeps: `expectTypeOf(S3ObjectStore).toExtend<Adapter.AdapterModule<typeof
+ * ObjectStore.ObjectStore, S3ObjectStore.ConfigOptions, S3ObjectStore.ClientOptions>>()`.
+ *
+ * - `Key`: the core service key the layers provide (`typeof ObjectStore.ObjectStore`).
+ * - `ConfigOptions`: what `layerConfig` reads through `Config.Wrap`; never a client.
+ * - `ClientOptions`: the options with a client of your own (`{ client }`); `never` where none can be given.
+ * - `Outage`: what a layer that connects may fail with besides a bad option (`MailroomError.Unavailable`).
+ * - `Requires`: a service the module always takes from the context (`SqlClient` for `@mailroom/sql`).
+ */
+export interface AdapterModule<
+  Key extends Context.Key<unknown, unknown>,
+  ConfigOptions extends WithoutClient<ConfigOptions>,
+  ClientOptions extends { readonly client: unknown } = never,
+  Outage = never,
+  Requires = never
+> extends AdapterConstructor<Context.Service.Shape<Key>, ConfigOptions | ClientOptions, Outage, Requires> {
+  /** `Layer.effect(Key, make(options))`. */
+  readonly layer: (
+    options: ConfigOptions | ClientOptions
+  ) => Layer.Layer<Context.Service.Identifier<Key>, Config.ConfigError | Outage, Requires>
+  /** As `layer`, the options read through `Config`: a value unread and a value unusable fail alike. */
+  readonly layerConfig: (
+    config: Config.Wrap<ConfigOptions>
+  ) => Layer.Layer<Context.Service.Identifier<Key>, Config.ConfigError | Outage, Requires>
+}
+
+/** Options that hold no `client`: what `Config` can read. */
+export type WithoutClient<Options> = "client" extends keyof Options ? never : unknown
+
+/**
+ * The `make` every adapter module has, alone for an adapter whose service core has no key for (an
+ * `EventSource`): an Effect that fails only with a `ConfigError` for a bad option (or, for one that
+ * connects, `Outage`), scoped when it owns what it must close.
+ */
+export interface AdapterConstructor<Service, Options, Outage = never, Requires = never> {
+  /** Builds the service, refusing a bad option with `invalidOption`; never throws, never dies. */
+  readonly make: (options: Options) => Effect.Effect<Service, Config.ConfigError | Outage, Scope.Scope | Requires>
+}
+
+/**
+ * The `layerFromClient` of an adapter on a client that is an Effect service (Redis's `Redis`, a
+ * `SqlClient`): the service on the `Client` in the context, with the options that go with any client.
+ */
+export interface AdapterFromClient<Key extends Context.Key<unknown, unknown>, CommonOptions, Client> {
+  /** The service on the client in the context (one connection your application shares). */
+  readonly layerFromClient: (
+    options: CommonOptions
+  ) => Layer.Layer<Context.Service.Identifier<Key>, Config.ConfigError, Client>
 }
 
 /** The largest upload core presigns by default (25 MiB): what a store serving its own URLs accepts unless told. */
