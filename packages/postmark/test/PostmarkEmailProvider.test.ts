@@ -372,7 +372,7 @@ describe("PostmarkEmailProvider options", () => {
       tagFrom: Config.String("POSTMARK_TAG_FROM"),
       timeout: Config.Duration("POSTMARK_TIMEOUT")
     }).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ...valid, ...env }))))
-  const fromOptions = (options: Partial<PostmarkEmailProvider.TokenOptions>) =>
+  const fromOptions = (options: Partial<PostmarkEmailProvider.ConfigOptions>) =>
     PostmarkEmailProvider.layer({
       serverToken: valid.POSTMARK_SERVER_TOKEN,
       requestHost: valid.POSTMARK_REQUEST_HOST,

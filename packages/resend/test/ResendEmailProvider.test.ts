@@ -180,7 +180,7 @@ describe("ResendEmailProvider options", () => {
           apiKey: Config.Redacted("RESEND_API_KEY"),
           baseUrl: Config.String("RESEND_BASE_URL").pipe(Config.withDefault(undefined)),
           timeout: Config.String("RESEND_TIMEOUT").pipe(Config.withDefault(undefined)) as Config.Config<
-            ResendEmailProvider.TokenOptions["timeout"]
+            ResendEmailProvider.ConfigOptions["timeout"]
           >
         })
       ).pipe(Effect.scoped, Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(values))))
