@@ -6,7 +6,7 @@ import { type Config, Duration, Effect, type Scope } from "effect"
 import { notBlank } from "./options.js"
 
 /** The account, region and credentials: what the provider and the quota reader build their client from. */
-export interface ClientOptions {
+export interface ConnectionOptions {
   /** AWS region of the SES account, e.g. `"eu-west-1"`. Default: the SDK's own lookup (`AWS_REGION`, profile). */
   readonly region?: string | undefined
   /** Another SES endpoint, e.g. an emulator's `http://127.0.0.1:8005`. Default: the region's SES endpoint. */
@@ -26,7 +26,7 @@ const isHttpUrl = (text: string) => URL.canParse(text) && /^https?:$/.test(new U
  * finds them; half a credential is refused rather than silently completed from that chain.
  */
 export const acquireClient = (
-  options: ClientOptions,
+  options: ConnectionOptions,
   maxAttempts: number
 ): Effect.Effect<SESv2Client, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
