@@ -11,7 +11,7 @@ import { SmtpPeer } from "./support/SmtpPeer.js"
 
 const key = dkimTestKey()
 
-const onSmtpPeer = (options: Partial<SmtpEmailProvider.ConnectionOptions> = {}) =>
+const onSmtpPeer = (options: Partial<SmtpEmailProvider.ConfigOptions> = {}) =>
   Layer.effect(
     EmailProvider.EmailProvider,
     SmtpPeer.use((peer) =>

@@ -61,7 +61,7 @@ afterAll(async () => {
 })
 beforeEach(() => peer.reset())
 
-const sendWith = (options: SmtpEmailProvider.ConnectionOptions) =>
+const sendWith = (options: SmtpEmailProvider.ConfigOptions) =>
   Effect.scoped(Effect.flatMap(Effect.orDie(SmtpEmailProvider.make(options)), (provider) => provider.send(message)))
 
 /** One message through core's Mailer (three attempts allowed) to the server at `port`: the outcome. */

@@ -30,7 +30,7 @@ const base = { host: "smtp.acme.example" }
 
 const cases: ReadonlyArray<{
   readonly option: ReadonlyArray<string>
-  readonly options: Partial<SmtpEmailProvider.ConnectionOptions>
+  readonly options: Partial<SmtpEmailProvider.ConfigOptions>
   readonly secret?: string
 }> = [
   { option: ["host"], options: { host: "" } },

@@ -49,7 +49,7 @@ afterAll(async () => {
 })
 
 /** Sends one message through a provider made for this test, closed after it. */
-const sendWith = (options: SmtpEmailProvider.ConnectionOptions, subject: string) =>
+const sendWith = (options: SmtpEmailProvider.ConfigOptions, subject: string) =>
   Effect.scoped(
     Effect.flatMap(Effect.orDie(SmtpEmailProvider.make(options)), (provider) => provider.send(message(subject)))
   )
