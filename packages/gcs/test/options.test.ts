@@ -50,7 +50,7 @@ const refusal = (layer: Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError>
 const refusedBoth = (
   option: ReadonlyArray<string>,
   says: RegExp,
-  config: { readonly wrap: Config.Wrap<GcsObjectStore.ConnectionOptions>; readonly values: Record<string, unknown> },
+  config: { readonly wrap: Config.Wrap<GcsObjectStore.ConfigOptions>; readonly values: Record<string, unknown> },
   options: GcsObjectStore.Options,
   secret?: string
 ) =>

@@ -14,10 +14,14 @@ import { resolveTarget, UnsignableBucket } from "./internal/endpoint.js"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { type Credentials, makePresigner } from "./internal/presigner.js"
 
-/** Where the bucket is and how to reach it; the shape of the server's `"storage": { "kind": "s3" }`. */
-export interface ConnectionOptions {
+/** The options a client built here and a client of your own both take. */
+export interface CommonOptions {
   /** The bucket attachments are kept in. */
   readonly bucket: string
+}
+
+/** Where the bucket is and how to log in: what the store builds its `S3Client` from. */
+export interface ConnectionOptions {
   /**
    * The region requests are signed for and, without `endpoint`, sent to
    * (`https://{bucket}.s3.{region}.amazonaws.com`). Cloudflare R2 uses `"auto"`.
@@ -43,10 +47,11 @@ export interface ConnectionOptions {
   readonly secretAccessKey?: Adapter.Secret
 }
 
+/** What `layerConfig` reads; the shape of the server's `"storage": { "kind": "s3" }`. */
+export interface ConfigOptions extends CommonOptions, ConnectionOptions {}
+
 /** An S3 client you built yourself (middleware, retry policy, HTTP agent, other credentials). */
-export interface ClientOptions {
-  /** The bucket attachments are kept in. */
-  readonly bucket: string
+export interface ClientOptions extends CommonOptions {
   /**
    * Used for every object operation; presigned URLs follow its region, endpoint, path style, FIPS,
    * dual-stack and accelerate settings and credentials, resolved by its own endpoint rules when the
@@ -56,7 +61,8 @@ export interface ClientOptions {
   readonly client: S3Client
 }
 
-export type Options = (ConnectionOptions & { readonly client?: undefined }) | ClientOptions
+/** What `make` and `layer` take: where the bucket is, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 const invalid = (option: string, message: string) => Effect.fail(Adapter.invalidOption(option, message))
 
@@ -170,7 +176,7 @@ const adopt = (client: S3Client): Effect.Effect<Connection, Config.ConfigError> 
 export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
     if (options.bucket.trim() === "") return yield* invalid("bucket", "must not be empty")
-    const { client, credentials } = options.client === undefined ? yield* build(options) : yield* adopt(options.client)
+    const { client, credentials } = "client" in options ? yield* adopt(options.client) : yield* build(options)
     const Bucket = options.bucket
     // Once per store, so a URL costs one signature: the client's own endpoint rules, which refuse
     // settings they cannot honour (accelerate with path style or a custom endpoint, ...).
@@ -178,7 +184,7 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, C
       try: () => resolveTarget(client, Bucket),
       catch: (error) =>
         Adapter.invalidOption(
-          error instanceof UnsignableBucket ? "bucket" : options.client === undefined ? "endpoint" : "client",
+          error instanceof UnsignableBucket ? "bucket" : "client" in options ? "client" : "endpoint",
           error instanceof Error ? error.message : String(error)
         )
     })
@@ -291,6 +297,6 @@ export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore, Co
  * `layerConfig({ bucket: Config.String("S3_BUCKET"), region: Config.String("AWS_REGION") })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
   Layer.effect(ObjectStore.ObjectStore, Effect.flatMap(Config.unwrap(config), make))
