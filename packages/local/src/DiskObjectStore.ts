@@ -13,7 +13,8 @@ import * as Routes from "./internal/routes.js"
 import * as Signing from "./internal/signing.js"
 import * as Storage from "./internal/storage.js"
 
-export interface Options {
+/** What `layerConfig` reads: the directory and how its URLs are signed. */
+export interface ConfigOptions {
   /** Directory that holds the objects (`{dir}/objects/<key>`) and unfinished uploads (`{dir}/.tmp/`). Created when needed. */
   readonly dir: string
   /**
@@ -40,6 +41,9 @@ export interface Options {
    */
   readonly maxOpenFiles?: number
 }
+
+/** What `make` and `layer` take: the same, as the store has no client to bring. */
+export type Options = ConfigOptions
 
 /** Core's ObjectStore, with the routes that serve its signed URLs. */
 export interface DiskObjectStore extends ObjectStore.ObjectStore {
@@ -310,6 +314,6 @@ export const layer = (
  * `layerConfig({ dir: Config.String("STORAGE_DIR"), publicUrl: Config.String("PUBLIC_URL"), signingSecret: Config.Redacted("STORAGE_SECRET") })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<ObjectStore.ObjectStore | StoreRoutes.StoreRoutes, Config.ConfigError> =>
   Layer.effectContext(Effect.map(Effect.flatMap(Config.unwrap(config), make), services))

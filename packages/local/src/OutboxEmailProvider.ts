@@ -20,7 +20,8 @@ export interface Sandbox {
   readonly verifiedRecipients: ReadonlyArray<string>
 }
 
-export interface Options {
+/** What `layerConfig` reads: where messages are written and the provider behaviour acted out. */
+export interface ConfigOptions {
   /** Directory the messages are written to, created when needed: `{dir}/{message_id}.eml` and `{dir}/{message_id}.json`. */
   readonly dir: string
   /** Default: disabled; every recipient receives mail. */
@@ -36,6 +37,10 @@ export interface Options {
   readonly paused?: boolean
   /** What the outbox accepts. Default `limits`, the strictest of the supported vendors. */
   readonly limits?: EmailProvider.Limits
+}
+
+/** What `make` and `layer` take: with a `MailEvents` to publish to, which `Config` cannot give. */
+export interface Options extends ConfigOptions {
   /**
    * Where each accepted message's events go (`delivered`, `rejected`), once its file is written.
    * Default: none; `layer` uses core's `MailEvents` when it is provided (as `Mailroom.layer` does).
@@ -339,6 +344,6 @@ export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider
  * `layerConfig({ dir: Config.String("OUTBOX_DIR"), paused: Config.Boolean("OUTBOX_PAUSED") })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<Omit<Options, "events">>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
   Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), withEvents))
