@@ -37,7 +37,7 @@ const response = {
 
 /** Runs `use` on a store with its own connection, closed afterwards. */
 const withStore = <A, E>(
-  options: Partial<RedisIdempotencyStore.ConnectionOptions>,
+  options: Partial<RedisIdempotencyStore.ConfigOptions>,
   use: (store: IdempotencyStore.IdempotencyStore) => Effect.Effect<A, E>
 ) =>
   Effect.flatMap(IdempotencyStore.IdempotencyStore, use).pipe(
@@ -160,8 +160,23 @@ describe("RedisIdempotencyStore", () => {
       }).pipe(Effect.scoped)
   )
 
+  it.live("make({ client }) keeps its entries on the client given, and leaves it open", () =>
+    Effect.gen(function* () {
+      const prefix = `t:${randomUUID()}:`
+      const client = yield* RedisConnection.make({ url: redis.url })
+      yield* Effect.scoped(
+        Effect.flatMap(RedisIdempotencyStore.make({ client, prefix }), (store) =>
+          store.complete(scope, { _tag: "Completed", fingerprint: "f", response })
+        )
+      )
+      // The store's scope has closed; the client still answers, and holds what the store wrote.
+      const stored = yield* client.send<string | null>("GET", `${prefix}org_acme:order-42`)
+      assert.deepStrictEqual(JSON.parse(stored ?? "null"), { _tag: "Completed", fingerprint: "f", response })
+    }).pipe(Effect.scoped)
+  )
+
   it.effect(
-    "an unusable retention or timeout fails layerRedis, layer and layerConfig with a ConfigError naming it",
+    "an unusable retention or timeout fails layerFromClient, layer and layerConfig with a ConfigError naming it",
     () =>
       Effect.gen(function* () {
         const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
@@ -174,7 +189,7 @@ describe("RedisIdempotencyStore", () => {
         ] as const) {
           for (const error of [
             yield* build(
-              RedisIdempotencyStore.layerRedis(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url })))
+              RedisIdempotencyStore.layerFromClient(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url })))
             ),
             yield* build(RedisIdempotencyStore.layer({ url: closed, ...bad }))
           ]) {

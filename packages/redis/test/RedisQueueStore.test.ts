@@ -201,15 +201,15 @@ describe("RedisQueueStore", () => {
         Effect.provide(
           // Provided separately, as an application wires two stores: the layer is built once per value.
           Layer.mergeAll(
-            RedisQueueStore.layerRedis({ prefix: `${name}:a:` }).pipe(Layer.provide(connection)),
-            RedisIdempotencyStore.layerRedis({ prefix: `${name}:b:` }).pipe(Layer.provide(connection))
+            RedisQueueStore.layerFromClient({ prefix: `${name}:a:` }).pipe(Layer.provide(connection)),
+            RedisIdempotencyStore.layerFromClient({ prefix: `${name}:b:` }).pipe(Layer.provide(connection))
           )
         )
       )
     })
   )
 
-  it.effect("unusable durations fail layerRedis, layer and layerConfig with a ConfigError naming the option", () =>
+  it.effect("unusable durations fail layerFromClient, layer and layerConfig with a ConfigError naming the option", () =>
     Effect.gen(function* () {
       const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
       const closed = "redis://127.0.0.1:1/0"
@@ -220,7 +220,9 @@ describe("RedisQueueStore", () => {
         [{ lockRefreshInterval: "20 seconds", lockExpiration: "20 seconds" }, "lockRefreshInterval"]
       ] as const) {
         for (const error of [
-          yield* build(RedisQueueStore.layerRedis(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url })))),
+          yield* build(
+            RedisQueueStore.layerFromClient(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url })))
+          ),
           yield* build(RedisQueueStore.layer({ url: closed, ...bad }))
         ]) {
           assert.strictEqual(error._tag, "ConfigError", option)

@@ -82,7 +82,7 @@ describe("RedisRateLimitStore", () => {
     )
   )
 
-  it.effect("an unusable timeout fails layerRedis, layer and layerConfig with a ConfigError naming it", () =>
+  it.effect("an unusable timeout fails layerFromClient, layer and layerConfig with a ConfigError naming it", () =>
     Effect.gen(function* () {
       const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
       const closed = "redis://127.0.0.1:1/0"
@@ -94,7 +94,7 @@ describe("RedisRateLimitStore", () => {
       )
       for (const error of [
         yield* build(
-          RedisRateLimitStore.layerRedis({ timeout: "0 millis" }).pipe(
+          RedisRateLimitStore.layerFromClient({ timeout: "0 millis" }).pipe(
             Layer.provide(RedisConnection.layer({ url: redis.url }))
           )
         ),
