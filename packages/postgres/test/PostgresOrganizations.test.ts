@@ -5,6 +5,7 @@ import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
 import { type PostgresCluster as Cluster, startPostgresCluster as startCluster } from "@mailroom/test-support"
 import { Config, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, assert, beforeAll, describe, it, onTestFinished } from "vitest"
 import { PostgresOrganizations } from "../src/index.js"
 import { migrate } from "./support/migrate.js"
@@ -27,7 +28,7 @@ const revoke = (key: string, table = "mailroom_api_keys") =>
 /** `count` instances of the organisations, each with a pool of its own, as separate servers would have. */
 const instances = <A, E>(
   count: number,
-  options: Partial<PostgresOrganizations.Options>,
+  options: Partial<PostgresOrganizations.CommonOptions>,
   use: (instances: ReadonlyArray<Organizations.Organizations>) => Effect.Effect<A, E>
 ): Promise<A> =>
   Effect.runPromise(
@@ -45,7 +46,7 @@ const instances = <A, E>(
     )
   )
 const instance = <A, E>(
-  options: Partial<PostgresOrganizations.Options>,
+  options: Partial<PostgresOrganizations.CommonOptions>,
   use: (organizations: Organizations.Organizations) => Effect.Effect<A, E>
 ) => instances(1, options, ([organizations]) => use(organizations as Organizations.Organizations))
 
@@ -333,9 +334,7 @@ describe("PostgresOrganizations", () => {
     // Nothing listens on port 1: a ConfigError rather than a connection failure shows the options are
     // checked before anything connects.
     const closed = "postgres://postgres:hunter2@127.0.0.1:1/postgres"
-    const refusals: ReadonlyArray<
-      readonly [Partial<PostgresOrganizations.Options & PostgresOrganizations.ConnectionOptions>, string]
-    > = [
+    const refusals: ReadonlyArray<readonly [Partial<PostgresOrganizations.ConfigOptions>, string]> = [
       [{ serviceDomain: "not a domain!" }, "serviceDomain"],
       [{ cacheTtl: "-1 seconds" }, "cacheTtl"],
       [{ timeout: 0 }, "timeout"],
@@ -365,6 +364,25 @@ describe("PostgresOrganizations", () => {
         assert.strictEqual(error._tag, "ConfigError", option)
         assert.include(error.message, `["${option}"]`)
       }
+    })
+
+    it("make({ client }) and layerFromClient answer on a client of your own", async () => {
+      const principals = await Effect.runPromise(
+        Effect.gen(function* () {
+          const client = yield* SqlClient.SqlClient
+          const given = yield* PostgresOrganizations.make({ client, serviceDomain: "mailroom.test" })
+          const fromContext = yield* Effect.provide(
+            Organizations.Organizations,
+            PostgresOrganizations.layerFromClient({ serviceDomain: "mailroom.test" })
+          )
+          const credential = { kind: "apiKey", value: "mr_live_acme" } as const
+          return [yield* given.authenticate(credential), yield* fromContext.authenticate(credential)]
+        }).pipe(Effect.scoped, Effect.provide(PgClient.layer({ url: Redacted.make(cluster.url), maxConnections: 1 })))
+      )
+      assert.deepStrictEqual(principals, [
+        { orgId: "org_acme", slug: "acme" },
+        { orgId: "org_acme", slug: "acme" }
+      ])
     })
 
     it("layerConfig fails alike for a value it read but cannot use", async () => {
