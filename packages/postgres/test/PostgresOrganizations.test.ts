@@ -3,6 +3,7 @@ import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
+import { OrganizationsSuite } from "@mailroom/core/testing"
 import { type PostgresCluster as Cluster, startPostgresCluster as startCluster } from "@mailroom/test-support"
 import { Config, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -73,6 +74,26 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(() => cluster?.destroy())
+
+// The suite's organisations inserted as a workspace application would: rows, keys as their SHA-256.
+OrganizationsSuite("postgres", {
+  layer: ({ serviceDomain, organizations }) =>
+    Layer.unwrap(
+      Effect.promise(async () => {
+        for (const org of organizations) {
+          await cluster.psql(`INSERT INTO mailroom_organizations (id, slug) VALUES ('${org.id}', '${org.slug}')`)
+          for (const domain of org.verifiedDomains) {
+            await cluster.psql(
+              `INSERT INTO mailroom_verified_domains (organization_id, domain) VALUES ('${org.id}', '${domain}')`
+            )
+          }
+          for (const key of org.apiKeys) await insertKey(org.id, key)
+          for (const token of org.accessTokens) await insertKey(org.id, token, "mailroom_access_tokens")
+        }
+        return PostgresOrganizations.layer({ url: cluster.url, serviceDomain })
+      })
+    )
+})
 
 describe("PostgresMigrations", () => {
   it("created the documented tables, recorded the migration, and a second run applies nothing", async () => {
