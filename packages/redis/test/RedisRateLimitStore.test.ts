@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { SendRateLimiter } from "@mailroom/core"
+import { RateLimitStoreSuite } from "@mailroom/core/testing"
 import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Duration, Effect, Exit, Layer } from "effect"
 import { afterAll, describe } from "vitest"
@@ -10,6 +11,9 @@ import { RedisConnection, RedisRateLimitStore } from "../src/index.js"
 
 const redis = await startRedisServer()
 afterAll(() => redis.dispose())
+
+// The memory store runs the same suite: the script and core's GCRA must answer alike.
+RateLimitStoreSuite("redis", { layer: RedisRateLimitStore.layer({ url: redis.url }), sharedByInstances: true })
 
 /** Runs `use` on a store with its own connection, as one instance of a fleet would have. */
 const instance = <A, E>(use: (store: SendRateLimiter.RateLimitStore) => Effect.Effect<A, E>) =>
