@@ -5,6 +5,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { assert, it } from "@effect/vitest"
+import { PersistedQueueStoreSuite } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Data, Duration, Effect, Exit, Fiber, Layer, Schedule, Schema } from "effect"
 import { PersistedQueue } from "effect/persistence"
 import { afterAll, beforeAll, describe } from "vitest"
@@ -15,6 +16,11 @@ beforeAll(async () => {
   base = await mkdtemp(path.join(tmpdir(), "mailroom-queue-"))
 })
 afterAll(() => rm(base, { recursive: true, force: true }))
+
+// The directory is read when the layer is built, after beforeAll made it.
+PersistedQueueStoreSuite("disk", {
+  layer: Layer.unwrap(Effect.sync(() => DiskQueueStore.layer({ dir: path.join(base, "suite") })))
+})
 
 const Job = Schema.Struct({ n: Schema.Number })
 class Refused extends Data.TaggedError("Refused")<{ readonly reason?: string }> {}

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { MailEvent, MailEvents, Organizations, WebhookDelivery } from "@mailroom/core"
-import { startWebhookReceiver, type WebhookReceiver } from "@mailroom/core/testing"
+import { PersistedQueueStoreSuite, startWebhookReceiver, type WebhookReceiver } from "@mailroom/core/testing"
 import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { PersistedQueue } from "effect/persistence"
@@ -15,6 +15,11 @@ import { RedisConnection, RedisIdempotencyStore, RedisQueueStore } from "../src/
 
 const redis = await startRedisServer()
 afterAll(() => redis.dispose())
+
+PersistedQueueStoreSuite("redis", {
+  layer: RedisQueueStore.layer({ url: redis.url, prefix: `suite:${randomUUID()}:` }),
+  sharedByInstances: true
+})
 
 const secret = `whsec_${Buffer.from("redis-queue-webhook-signing-key!").toString("base64")}`
 const organizations = Layer.succeed(
