@@ -4,6 +4,7 @@ import { Clock, Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import * as Adapter from "../src/adapter.js"
 import { EventSource, ObjectStore } from "../src/index.js"
+import { expectConfigError } from "../src/testing/index.js"
 
 describe("invalidOption", () => {
   it("is Effect's ConfigError, naming the option and what it must be, never its value", () => {
@@ -101,4 +102,26 @@ describe("the memory store's clock", () => {
       assert.strictEqual(url.searchParams.get("expires"), "60")
     }).pipe(Effect.provide(Layer.fresh(ObjectStore.layerMemory())))
   )
+})
+
+describe("expectConfigError", () => {
+  const refusing = Layer.effectDiscard(Effect.fail(Adapter.invalidOption(["auth", "pass"], "must not be s3cret")))
+
+  it("answers the message of a ConfigError naming the option", async () => {
+    const message = await Effect.runPromise(expectConfigError(refusing, ["auth", "pass"], { says: /must not be/ }))
+    assert.include(message, `["auth"]["pass"]`)
+  })
+
+  it("fails a test whose layer builds, fails otherwise, names another option, or shows a secret", async () => {
+    for (const check of [
+      expectConfigError(Layer.empty, "x"),
+      expectConfigError(Layer.effectDiscard(Effect.fail(new Error("no"))), "x"),
+      expectConfigError(refusing, "pass"),
+      expectConfigError(refusing, ["auth", "pass"], { secrets: ["s3cret"] }),
+      expectConfigError(refusing, ["auth", "pass"], { says: /never said/ })
+    ]) {
+      const exit = await Effect.runPromiseExit(check)
+      assert.isTrue(exit._tag === "Failure", "the check must fail")
+    }
+  })
 })

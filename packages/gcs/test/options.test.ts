@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import type { ObjectStore } from "@mailroom/core"
+import { expectConfigError } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { GcsObjectStore } from "../src/index.js"
 import { makeServiceAccount } from "./support/keys.js"
@@ -40,9 +40,6 @@ const withoutDefaultCredentials = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       })
   )
 
-const refusal = (layer: Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError>) =>
-  Effect.flip(Layer.build(layer).pipe(Effect.scoped))
-
 /**
  * The same bad value through `layerConfig` (read from a ConfigProvider) and through `layer`: both fail
  * with a ConfigError at `option` saying `says`, and neither message shows `secret`.
@@ -55,19 +52,16 @@ const refusedBoth = (
   secret?: string
 ) =>
   Effect.gen(function* () {
-    const viaConfig = yield* refusal(
+    const expected = { says, secrets: secret === undefined ? [] : [secret] }
+    const viaConfig = yield* expectConfigError(
       GcsObjectStore.layerConfig(config.wrap).pipe(
         Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(config.values)))
-      )
+      ),
+      option,
+      expected
     )
-    const viaLayer = yield* refusal(GcsObjectStore.layer(options))
-    for (const error of [viaConfig, viaLayer]) {
-      assert.strictEqual(error._tag, "ConfigError")
-      assert.include(error.message, option.map((name) => `["${name}"]`).join(""))
-      assert.match(error.message, says)
-      if (secret !== undefined) assert.notInclude(error.message, secret)
-    }
-    assert.strictEqual(viaConfig.message, viaLayer.message)
+    const viaLayer = yield* expectConfigError(GcsObjectStore.layer(options), option, expected)
+    assert.strictEqual(viaConfig, viaLayer)
   })
 
 describe("GcsObjectStore refuses options it cannot use, naming them", () => {

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
-import { OrganizationsSuite } from "@mailroom/core/testing"
+import { expectConfigError, OrganizationsSuite } from "@mailroom/core/testing"
 import { type PostgresCluster as Cluster, startPostgresCluster as startCluster } from "@mailroom/test-support"
 import { Config, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -349,9 +349,9 @@ describe("PostgresOrganizations", () => {
   })
 
   describe("options", () => {
-    /** The error building `layer` fails with. */
-    const buildFailure = <A, E>(layer: Layer.Layer<A, E>) =>
-      Effect.runPromise(Effect.flip(Effect.scoped(Layer.build(layer))))
+    /** Building `layer` fails with a ConfigError naming `option`, never the password. */
+    const refused = <A, E>(layer: Layer.Layer<A, E>, option: string) =>
+      Effect.runPromise(expectConfigError(layer, option, { secrets: ["hunter2"] }))
     // Nothing listens on port 1: a ConfigError rather than a connection failure shows the options are
     // checked before anything connects.
     const closed = "postgres://postgres:hunter2@127.0.0.1:1/postgres"
@@ -367,23 +367,17 @@ describe("PostgresOrganizations", () => {
 
     it("layer refuses each unusable option with a ConfigError naming it, never the password, before connecting", async () => {
       for (const [bad, option] of refusals) {
-        const error = await buildFailure(
-          PostgresOrganizations.layer({ url: closed, serviceDomain: "mailroom.test", ...bad })
-        )
-        assert.strictEqual(error._tag, "ConfigError", option)
-        assert.include(error.message, `["${option}"]`)
-        assert.notInclude(error.message, "hunter2")
+        await refused(PostgresOrganizations.layer({ url: closed, serviceDomain: "mailroom.test", ...bad }), option)
       }
     })
 
     it("layerFromClient refuses the same options on a client of your own", async () => {
       const client = PgClient.layer({ url: Redacted.make(cluster.url), maxConnections: 1 })
       for (const [bad, option] of refusals.filter(([bad]) => !("url" in bad) && !("maxConnections" in bad))) {
-        const error = await buildFailure(
-          PostgresOrganizations.layerFromClient({ serviceDomain: "mailroom.test", ...bad }).pipe(Layer.provide(client))
+        await refused(
+          PostgresOrganizations.layerFromClient({ serviceDomain: "mailroom.test", ...bad }).pipe(Layer.provide(client)),
+          option
         )
-        assert.strictEqual(error._tag, "ConfigError", option)
-        assert.include(error.message, `["${option}"]`)
       }
     })
 
@@ -415,12 +409,7 @@ describe("PostgresOrganizations", () => {
         [{ DATABASE_URL: cluster.url, SERVICE_DOMAIN: "not a domain!" }, "serviceDomain"],
         [{ DATABASE_URL: "mysql://root:hunter2@127.0.0.1:3306/app", SERVICE_DOMAIN: "mailroom.test" }, "url"]
       ] as const) {
-        const error = await buildFailure(
-          layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(values))))
-        )
-        assert.strictEqual(error._tag, "ConfigError", option)
-        assert.include(error.message, `["${option}"]`)
-        assert.notInclude(error.message, "hunter2")
+        await refused(layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(values)))), option)
       }
     })
   })

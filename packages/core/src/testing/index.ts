@@ -1,5 +1,6 @@
 export * from "./EmailProviderSuite.js"
 export * from "./EventSourceProbe.js"
+export * from "./expectConfigError.js"
 export * from "./IdempotencyStoreSuite.js"
 export * from "./MessageLogSuite.js"
 export * from "./ObjectStoreSuite.js"
