@@ -20,10 +20,10 @@ import {
   Organizations,
   type ProviderError
 } from "@mailroom/core"
-import { networkFaultCases } from "@mailroom/test-support"
+import { networkFaultCases, refusedPort } from "@mailroom/test-support"
 import { Duration, Effect } from "effect"
 import { SesEmailProvider } from "../src/index.js"
-import { type Answer, accepted, closedPort, type Recorded, Stub, StubLive, sesError } from "./stub.js"
+import { type Answer, accepted, type Recorded, Stub, StubLive, sesError } from "./stub.js"
 
 const keyId = "AKIDSTUBEXAMPLE00001"
 const secret = "stub/Secret+Key/0123456789abcdefXYZ"
@@ -393,7 +393,7 @@ describe("SES failures without an answer", () => {
   layer(StubLive, { timeout: 30_000, excludeTestServices: true })((it) => {
     it.effect("connection refused -> Unavailable, not sent (so retryable)", () =>
       Effect.gen(function* () {
-        const port = yield* closedPort
+        const port = yield* Effect.promise(refusedPort)
         const provider = yield* SesEmailProvider.make(options(`http://127.0.0.1:${port}`))
         const error = yield* Effect.flip(provider.send(message()))
         assert.strictEqual(error.reason._tag, "Unavailable")

@@ -19,5 +19,13 @@ export {
 } from "./postgres.ts"
 export { type RedisServer, startRedisServer } from "./redis.ts"
 export { type SmallDisk, smallDisk } from "./smallDisk.ts"
+export {
+  type Answer,
+  type RecordedRequest,
+  type StandInFault,
+  type StandInServer,
+  type StandInServerOptions,
+  startStandIn
+} from "./standIn.ts"
 export { scopedTempDir, type TempDir, tempDir } from "./tempDir.ts"
 export { type SelfSignedCertificate, selfSignedCertificate } from "./tls.ts"
