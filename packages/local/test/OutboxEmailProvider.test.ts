@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { it as effectIt } from "@effect/vitest"
 import { EmailProvider, MailEvent, type ProviderError } from "@mailroom/core"
-import { EmailProviderSuite, expectConfigError, type ReceivedEmail } from "@mailroom/core/testing"
+import { EmailProviderSuite, expectConfigError, outboundEmail, type ReceivedEmail } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { type AddressObject, simpleParser } from "mailparser"
@@ -84,17 +84,8 @@ const readMessage = async (dir: string, messageId: string): Promise<ReceivedEmai
   }
 }
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "sender@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your receipt",
-  text: "Thanks",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({ from: { address: "sender@acme.example" }, subject: "Your receipt", text: "Thanks", ...parts })
 
 const outbox = (options: OutboxEmailProvider.Options) => Effect.runPromise(OutboxEmailProvider.make(options))
 const send = (provider: EmailProvider.EmailProvider, email: EmailProvider.OutboundEmail) =>

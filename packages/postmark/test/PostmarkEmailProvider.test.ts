@@ -1,6 +1,6 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { EmailProvider, MailEvent } from "@mailroom/core"
-import { EmailProviderSuite, expectConfigError } from "@mailroom/core/testing"
+import { EmailProviderSuite, expectConfigError, outboundEmail } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { ServerClient } from "postmark"
 import { PostmarkEmailProvider } from "../src/index.js"
@@ -31,17 +31,8 @@ EmailProviderSuite("postmark", {
     })
 })
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example", name: "Acme Billing" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your invoice",
-  text: "See attached.",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({ from: { address: "billing@acme.example", name: "Acme Billing" }, ...parts })
 
 const lastBody = (standIn: StandIn.StandIn) =>
   JSON.parse(standIn.requests.at(-1)?.body ?? "null") as Record<string, unknown>

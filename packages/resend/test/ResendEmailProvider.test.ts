@@ -2,7 +2,7 @@
 // part of a message (headers, tags, metadata, inline parts, the Idempotency-Key) and each option check.
 import { assert, describe, it, layer } from "@effect/vitest"
 import { EmailProvider } from "@mailroom/core"
-import { EmailProviderSuite, expectConfigError } from "@mailroom/core/testing"
+import { EmailProviderSuite, expectConfigError, outboundEmail } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { ResendEmailProvider } from "../src/index.js"
 import * as StandIn from "./ResendStandIn.js"
@@ -20,17 +20,8 @@ EmailProviderSuite("resend", {
   read: (messageId) => ResendStandIn.use((standIn) => Effect.sync(() => standIn.received(messageId)))
 })
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example", name: "Acme Billing" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your invoice",
-  text: "See attached.",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({ from: { address: "billing@acme.example", name: "Acme Billing" }, ...parts })
 
 const lastBody = (standIn: StandIn.StandIn) =>
   JSON.parse(standIn.requests.at(-1)?.body ?? "null") as Record<string, unknown>

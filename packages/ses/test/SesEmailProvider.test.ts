@@ -1,23 +1,14 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { EmailProvider, MailEvent } from "@mailroom/core"
-import { EmailProviderSuite, expectConfigError } from "@mailroom/core/testing"
+import { EmailProviderSuite, expectConfigError, outboundEmail } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { SesEmailProvider } from "../src/index.js"
 import { Emulator, EmulatorLive, ProviderLive, parseFrom, parseHeader, read, sentRequest, stored } from "./emulator.js"
 
 EmailProviderSuite("SES v2 on aws-ses-v2-local", { layer: ProviderLive(), read })
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "sender@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your receipt",
-  text: "Thanks.",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({ from: { address: "sender@acme.example" }, subject: "Your receipt", text: "Thanks.", ...parts })
 
 const send = (email: EmailProvider.OutboundEmail) =>
   Effect.gen(function* () {

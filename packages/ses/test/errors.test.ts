@@ -20,6 +20,7 @@ import {
   Organizations,
   type ProviderError
 } from "@mailroom/core"
+import { outboundEmail } from "@mailroom/core/testing"
 import { networkFaultCases, refusedPort } from "@mailroom/test-support"
 import { Duration, Effect } from "effect"
 import { SesEmailProvider } from "../src/index.js"
@@ -37,17 +38,16 @@ const options = (endpoint: string): SesEmailProvider.Options => ({
   secretAccessKey: secret
 })
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "sender@acme.example", name: "Acme" },
-  to: ["alice@example.com", "Bob@Example.com"],
-  cc: ["carol@example.com"],
-  bcc: ["dave@example.com"],
-  replyTo: [],
-  subject: "Your receipt",
-  text: "Thanks.",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({
+    from: { address: "sender@acme.example", name: "Acme" },
+    to: ["alice@example.com", "Bob@Example.com"],
+    cc: ["carol@example.com"],
+    bcc: ["dave@example.com"],
+    subject: "Your receipt",
+    text: "Thanks.",
+    ...parts
+  })
 
 /** Sends once through a provider built from options (as users build it) and returns its failure. */
 const failure = (answer: Answer | ((request: Recorded) => Answer), email: EmailProvider.OutboundEmail = message()) =>
