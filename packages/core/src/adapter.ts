@@ -106,6 +106,63 @@ export interface AdapterFromClient<Key extends Context.Key<unknown, unknown>, Co
   ) => Layer.Layer<Context.Service.Identifier<Key>, Config.ConfigError, Client>
 }
 
+/**
+ * The header fields a provider writes itself from the message's own fields (addressing, subject,
+ * date, identity, MIME structure), which SES refuses as custom headers and the outbox, SES's
+ * strictest reading, refuses too: a provider's `limits.forbiddenHeaders`.
+ */
+export const structuralHeaders: ReadonlyArray<string> = [
+  "BCC",
+  "CC",
+  "Content-Disposition",
+  "Content-Type",
+  "Date",
+  "From",
+  "Message-ID",
+  "MIME-Version",
+  "Reply-To",
+  "Return-Path",
+  "Subject",
+  "To"
+]
+
+/** How long an SDK's credential chain may look (an instance-metadata probe included) before `make` gives up. */
+export const credentialChainDeadline: Duration.Duration = Duration.seconds(5)
+
+/**
+ * Resolves an SDK's credential chain once, in `make`, so that a machine without credentials fails at
+ * start-up with a `ConfigError` naming `option` (saying `missing`, then why the chain found none)
+ * instead of on every request; the SDK caches what it found.
+ */
+export const credentialsFromChain = (
+  lookup: () => Promise<unknown>,
+  option: string,
+  missing: string
+): Effect.Effect<void, Config.ConfigError> =>
+  Effect.tryPromise({
+    try: lookup,
+    catch: (error) => (error instanceof Error ? error.message : String(error))
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: credentialChainDeadline,
+      orElse: () => Effect.fail(`the chain found none within ${Duration.format(credentialChainDeadline)}`)
+    }),
+    Effect.mapError((cause) => invalidOption(option, `${missing} (${cause})`)),
+    Effect.asVoid
+  )
+
+/**
+ * "PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:5432": each distinct message down
+ * an error's causes, for a log line about an outage.
+ */
+export const describeCause = (cause: unknown): string => {
+  const messages: Array<string> = []
+  for (let at = cause, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
+    if (at.message !== "" && !messages.some((m) => m.includes(at.message))) messages.push(at.message)
+  }
+  return messages.length === 0 ? String(cause) : messages.join(": ")
+}
+
 /** The largest upload core presigns by default (25 MiB): what a store serving its own URLs accepts unless told. */
 export const defaultMaxUploadBytes = 25 * 1024 * 1024
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
+import { Clock, Config, ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import * as Adapter from "../src/adapter.js"
 import { EventSource, ObjectStore } from "../src/index.js"
@@ -123,5 +123,39 @@ describe("expectConfigError", () => {
       const exit = await Effect.runPromiseExit(check)
       assert.isTrue(exit._tag === "Failure", "the check must fail")
     }
+  })
+})
+
+describe("credentialsFromChain", () => {
+  it.effect("a chain that finds nothing, or keeps looking past the deadline, is a ConfigError naming the option", () =>
+    Effect.gen(function* () {
+      const refused = yield* Effect.flip(
+        Adapter.credentialsFromChain(() => Promise.reject(new Error("no profile")), "accessKeyId", "none found")
+      )
+      assert.include(refused.message, `["accessKeyId"]`)
+      assert.include(refused.message, "none found (no profile)")
+      const looking = yield* Effect.forkChild(
+        Effect.flip(Adapter.credentialsFromChain(() => new Promise(() => {}), "keyFilename", "none found"))
+      )
+      yield* TestClock.adjust(Adapter.credentialChainDeadline)
+      const late = yield* Fiber.join(looking)
+      assert.include(late.message, `["keyFilename"]`)
+      assert.include(late.message, "the chain found none within 5s")
+      yield* Adapter.credentialsFromChain(() => Promise.resolve({ accessKeyId: "AKID" }), "accessKeyId", "none found")
+    })
+  )
+})
+
+describe("describeCause", () => {
+  it("names each distinct message down the causes, for a log line", () => {
+    const refused = new Error("connect ECONNREFUSED 127.0.0.1:5432")
+    const error = new Error("PgConnection: Failed to connect", {
+      cause: new Error("Failed to connect", { cause: refused })
+    })
+    assert.strictEqual(
+      Adapter.describeCause(error),
+      "PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:5432"
+    )
+    assert.strictEqual(Adapter.describeCause("plain"), "plain")
   })
 })

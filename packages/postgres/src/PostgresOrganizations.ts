@@ -98,7 +98,7 @@ const build = Effect.fnUntraced(function* ({ rules, cacheTtl, timeout, capacity 
       if (now - lastLogged >= 10_000) {
         lastLogged = now
         yield* Effect.logError(
-          `[mailroom] the organisations database cannot be reached (${what}): ${Errors.describe(cause)}; answering 503`
+          `[mailroom] the organisations database cannot be reached (${what}): ${Adapter.describeCause(cause)}; answering 503`
         )
       }
       return yield* Errors.toUnavailable(what, cause)

@@ -9,7 +9,7 @@ import {
 } from "@aws-sdk/client-s3"
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, Duration, Effect, Layer, type Scope } from "effect"
+import { Clock, Config, Effect, Layer, type Scope } from "effect"
 import { resolveTarget, UnsignableBucket } from "./internal/endpoint.js"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { type Credentials, makePresigner } from "./internal/presigner.js"
@@ -130,29 +130,12 @@ const build = (options: ConnectionOptions): Effect.Effect<Connection, Config.Con
     return { client, credentials: secrets ?? client.config.credentials }
   })
 
-/** How long the SDK's credential chain may look (its instance-metadata lookup included) before make gives up. */
-const chainDeadline = Duration.seconds(5)
-
-/**
- * Resolves the SDK's credential chain once, so that a machine without credentials fails at start-up
- * naming the option, instead of on the first presign. The provider caches what it found.
- */
+/** The SDK's chain resolved once, so that a machine without credentials fails at start-up, not on the first presign. */
 const fromChain = (client: S3Client): Effect.Effect<void, Config.ConfigError> =>
-  Effect.tryPromise({
-    try: () => client.config.credentials(),
-    catch: (error) => (error instanceof Error ? error.message : String(error))
-  }).pipe(
-    Effect.timeoutOrElse({
-      duration: chainDeadline,
-      orElse: () => Effect.fail(`the chain found none within ${Duration.format(chainDeadline)}`)
-    }),
-    Effect.mapError((cause) =>
-      Adapter.invalidOption(
-        "accessKeyId",
-        `no AWS credentials were found: give accessKeyId and secretAccessKey, or make credentials available to the AWS SDK's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an SSO session, an instance or task role) (${cause})`
-      )
-    ),
-    Effect.asVoid
+  Adapter.credentialsFromChain(
+    () => client.config.credentials(),
+    "accessKeyId",
+    "no AWS credentials were found: give accessKeyId and secretAccessKey, or make credentials available to the AWS SDK's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an SSO session, an instance or task role)"
   )
 
 /** An injected client: one without a region cannot sign URLs. */

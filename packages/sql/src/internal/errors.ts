@@ -2,15 +2,6 @@
 // `Retry-After`), the driver's error kept as `cause`, a message that never holds a URL or password.
 import { MailroomError } from "@mailroom/core"
 
-/** "PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:5432": each distinct message down the causes, for the log. */
-export const describe = (cause: unknown): string => {
-  const messages: Array<string> = []
-  for (let at = cause, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
-    if (at.message !== "" && !messages.some((m) => m.includes(at.message))) messages.push(at.message)
-  }
-  return messages.length === 0 ? String(cause) : messages.join(": ")
-}
-
 /** `operation` ("recording the message") failed for want of its database (by default: try again later). */
 export const toUnavailable = (
   operation: string,
