@@ -6,6 +6,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { expectConfigError } from "@mailroom/core/testing"
+import { withEnvironment } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { GcsObjectStore } from "../src/index.js"
 import { makeServiceAccount } from "./support/keys.js"
@@ -24,20 +25,11 @@ const bucket = "mailroom-attachments"
 
 /** Runs `effect` with Google's default chain empty: no variable, no gcloud directory, no home directory. */
 const withoutDefaultCredentials = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const saved = { ...process.env }
-      delete process.env.GOOGLE_APPLICATION_CREDENTIALS
-      process.env.HOME = join(dir, "home")
-      process.env.CLOUDSDK_CONFIG = join(dir, "gcloud")
-      return saved
-    }),
-    () => effect,
-    (saved) =>
-      Effect.sync(() => {
-        for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name]
-        Object.assign(process.env, saved)
-      })
+  withEnvironment(
+    {
+      set: { GOOGLE_APPLICATION_CREDENTIALS: undefined, HOME: join(dir, "home"), CLOUDSDK_CONFIG: join(dir, "gcloud") }
+    },
+    effect
   )
 
 /**

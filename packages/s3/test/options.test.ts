@@ -3,6 +3,7 @@
 import { S3Client } from "@aws-sdk/client-s3"
 import { assert, describe, it } from "@effect/vitest"
 import { expectConfigError } from "@mailroom/core/testing"
+import { withEnvironment, withoutAwsCredentials } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { S3ObjectStore } from "../src/index.js"
 
@@ -81,54 +82,29 @@ describe("S3ObjectStore refuses options it cannot use, naming them", () => {
   )
 
   it.effect("accessKeyId: none given and none in the SDK's chain (environment, profiles)", () =>
-    Effect.acquireUseRelease(
-      Effect.sync(() => {
-        const saved = { ...process.env }
-        for (const name of Object.keys(process.env)) if (name.startsWith("AWS_")) delete process.env[name]
-        process.env.AWS_CONFIG_FILE = "/nonexistent/mailroom-test/config"
-        process.env.AWS_SHARED_CREDENTIALS_FILE = "/nonexistent/mailroom-test/credentials"
-        process.env.HOME = "/nonexistent/mailroom-test"
-        return saved
-      }),
-      () =>
-        refusedBoth("accessKeyId", /no AWS credentials were found: .*AWS_ACCESS_KEY_ID/, {
-          endpoint: "http://127.0.0.1:9000"
-        }),
-      (saved) =>
-        Effect.sync(() => {
-          for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name]
-          Object.assign(process.env, saved)
-        })
+    withoutAwsCredentials(
+      refusedBoth("accessKeyId", /no AWS credentials were found: .*AWS_ACCESS_KEY_ID/, {
+        endpoint: "http://127.0.0.1:9000"
+      })
     )
   )
 
   it.effect("client: an S3Client with no region (none given, none in the environment)", () =>
-    Effect.gen(function* () {
-      const saved = { region: process.env.AWS_REGION, defaultRegion: process.env.AWS_DEFAULT_REGION }
-      const configFile = process.env.AWS_CONFIG_FILE
-      yield* Effect.acquireRelease(
-        Effect.sync(() => {
-          delete process.env.AWS_REGION
-          delete process.env.AWS_DEFAULT_REGION
-          process.env.AWS_CONFIG_FILE = "/nonexistent/mailroom-test/config"
-        }),
-        () =>
-          Effect.sync(() => {
-            for (const [name, value] of [
-              ["AWS_REGION", saved.region],
-              ["AWS_DEFAULT_REGION", saved.defaultRegion],
-              ["AWS_CONFIG_FILE", configFile]
-            ] as const) {
-              if (value === undefined) delete process.env[name]
-              else process.env[name] = value
-            }
-          })
-      )
-      const client = new S3Client({ credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: secret } })
-      yield* Effect.addFinalizer(() => Effect.sync(() => client.destroy()))
-      yield* expectConfigError(S3ObjectStore.layer({ bucket: good.bucket, client }), "client", {
-        says: /must be an S3Client with a region/
-      })
-    }).pipe(Effect.scoped)
+    withEnvironment(
+      {
+        set: {
+          AWS_REGION: undefined,
+          AWS_DEFAULT_REGION: undefined,
+          AWS_CONFIG_FILE: "/nonexistent/mailroom-test/config"
+        }
+      },
+      Effect.gen(function* () {
+        const client = new S3Client({ credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: secret } })
+        yield* Effect.addFinalizer(() => Effect.sync(() => client.destroy()))
+        yield* expectConfigError(S3ObjectStore.layer({ bucket: good.bucket, client }), "client", {
+          says: /must be an S3Client with a region/
+        })
+      }).pipe(Effect.scoped)
+    )
   )
 })

@@ -1,3 +1,4 @@
+export { type EnvironmentChanges, withEnvironment, withoutAwsCredentials } from "./environment.ts"
 export {
   type Fault,
   type FaultServer,
