@@ -2,9 +2,8 @@
 // store serves itself through `routes` (mounted by @mailroom/http under `{basePath}{pathPrefix}`).
 import { unlink } from "node:fs/promises"
 import * as path from "node:path"
-import { ObjectStore } from "@mailroom/core"
+import { ObjectStore, StoreRoutes } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import * as StoreRoutes from "@mailroom/http/StoreRoutes"
 import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
 import * as Errors from "./internal/errors.js"
 import * as Keys from "./internal/keys.js"
