@@ -1,9 +1,9 @@
 // Attachment operations of the API: presigned uploads, download URLs and deletion, by storage key
 // or by `att_` id, each confined to the caller's own `attachments/{orgId}/` prefix.
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
-import { defaultMaxUploadBytes } from "./adapter.js"
 import * as AttachmentKey from "./internal/attachmentKey.js"
 import { sanitizeFilename } from "./internal/filename.js"
+import { defaultMaxUploadBytes } from "./internal/options.js"
 import { checkOrgId, isOwnKey } from "./internal/tenancy.js"
 import type { Forbidden } from "./MailroomError.js"
 import { NotFound, ValidationError } from "./MailroomError.js"

@@ -1,9 +1,9 @@
 // Who is calling: resolves an API key or bearer token to an organisation, and says which sender
 // domains that organisation may send from. The static layer reads them from configuration.
 import { type Config, Context, Effect, Layer } from "effect"
-import { invalidOption } from "./adapter.js"
 import { asciiDomain } from "./internal/address.js"
 import { formatPath } from "./internal/issues.js"
+import { invalidOption } from "./internal/options.js"
 import { constantTimeEqual, digestOf, hashedProblem, sha256 } from "./internal/secret.js"
 import { NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 

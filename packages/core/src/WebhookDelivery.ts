@@ -3,7 +3,7 @@
 import { createHmac } from "node:crypto"
 import { Cause, Clock, type Config, Data, Duration, Effect, Layer, Schedule, Schema, type Scope } from "effect"
 import { PersistedQueue } from "effect/persistence"
-import { invalidOption, type Secret, secretValue } from "./adapter.js"
+import { invalidOption, type Secret, secretValue } from "./internal/options.js"
 import * as MailEvent from "./MailEvent.js"
 import * as MailEvents from "./MailEvents.js"
 import type { Organizations } from "./Organizations.js"
