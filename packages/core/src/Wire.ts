@@ -4,7 +4,6 @@ import { Effect, Schema } from "effect"
 import { maxIdHex } from "./internal/attachmentKey.js"
 import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
-import { commonSend } from "./internal/sendDecode.js"
 import {
   contentIdPattern,
   headerNamePattern,
@@ -363,14 +362,7 @@ export const sizeProblems: (input: unknown) => ReadonlyArray<string> = oversized
 export const decode = <S extends Schema.Decoder<unknown>>(schema: S) => {
   const run = Schema.decodeUnknownEffect(schema)
   const options = { errors: "all", onExcessProperty: "error" } as const
-  // Every send is decoded: the common one skips the schema's parser (same answer, a test checks).
-  const common =
-    (schema as unknown) === SendEmailRequest || (schema as unknown) === InProcessSendRequest
-      ? (commonSend as (input: unknown) => S["Type"] | undefined)
-      : undefined
   return (input: unknown): Effect.Effect<S["Type"], ValidationError> => {
-    const request = common?.(input)
-    if (request !== undefined) return Effect.succeed(request)
     // Every element of a list a third of a million long would be its own issue: refused whole instead.
     const tooLarge = oversized(input)
     if (tooLarge.length > 0) return Effect.fail(new ValidationError({ errors: tooLarge }))
