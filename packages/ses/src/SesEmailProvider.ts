@@ -167,8 +167,7 @@ export const make = (
       name: "ses",
       limits,
       verify: verify(client, secrets),
-      // One promise, one controller and one timer per send, the answer checked where it arrives:
-      // what the adapter adds to the SDK's own call stays small.
+      // The SDK's call, aborted at the deadline (reported as a timeout) or when the send is interrupted.
       send: (email) => {
         const refused = refusal(email)
         if (refused !== undefined) {
@@ -179,40 +178,22 @@ export const make = (
             })
           )
         }
-        return Effect.callback<{ readonly messageId: string }, ProviderError.ProviderError>((resume) => {
-          const controller = new AbortController()
-          let expired = false
-          const timer = setTimeout(() => {
-            expired = true
-            controller.abort()
-          }, timeoutMillis)
-          const failed = (error: unknown) => {
-            clearTimeout(timer)
-            resume(
-              Effect.fail(toProviderError(error, { email, secrets, ...(expired ? { timedOutAfter: timeout } : {}) }))
+        return Effect.suspend(() => {
+          const deadline = AbortSignal.timeout(timeoutMillis)
+          return Effect.tryPromise({
+            try: (signal) =>
+              client.send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
+                abortSignal: AbortSignal.any([signal, deadline])
+              }),
+            catch: (error) =>
+              toProviderError(error, { email, secrets, ...(deadline.aborted ? { timedOutAfter: timeout } : {}) })
+          }).pipe(
+            Effect.flatMap((output) =>
+              output.MessageId === undefined || output.MessageId === ""
+                ? Effect.fail(toProviderError(output, { email, secrets }))
+                : Effect.succeed({ messageId: output.MessageId })
             )
-          }
-          try {
-            client
-              .send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
-                abortSignal: controller.signal
-              })
-              .then((output) => {
-                clearTimeout(timer)
-                resume(
-                  output.MessageId === undefined || output.MessageId === ""
-                    ? Effect.fail(toProviderError(output, { email, secrets }))
-                    : Effect.succeed({ messageId: output.MessageId })
-                )
-              }, failed)
-          } catch (error) {
-            failed(error)
-          }
-          // Interrupted: the request is aborted, as it is at the deadline.
-          return Effect.sync(() => {
-            clearTimeout(timer)
-            controller.abort()
-          })
+          )
         })
       }
     }
