@@ -9,7 +9,6 @@ import { Clock, Config, Effect, Layer, Option } from "effect"
 import type MailComposerClass from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
 import * as Headers from "./internal/headers.js"
-import * as Mime from "./internal/mime.js"
 import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
 
@@ -195,7 +194,7 @@ const build = (
         // MailComposer leaves Bcc out of the headers; the envelope still names every recipient.
         const envelope = node.getEnvelope()
         return {
-          raw: Mime.serialize(node) ?? (await node.build()),
+          raw: await node.build(),
           sidecar: {
             messageId,
             envelope: { from: typeof envelope.from === "string" ? envelope.from : "", to: envelope.to },
