@@ -10,6 +10,7 @@ import * as messages from "./messages.ts"
 import * as outbox from "./outbox.ts"
 import * as outboxSize from "./outboxSize.ts"
 import * as presign from "./presign.ts"
+import * as presignHttp from "./presignHttp.ts"
 import * as s3 from "./s3.ts"
 import * as ses from "./ses.ts"
 import * as smtp from "./smtp.ts"
@@ -21,6 +22,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
   ["hostile", "@mailroom/http peak memory on hostile bodies vs a server that only JSON.parses them", hostile],
   ["s3", "@mailroom/s3 presignPut vs getSignedUrl(client, new PutObjectCommand(...))", s3],
   ["presign", "Attachments.presign on S3 (s3rver) vs the adapter's signing alone", presign],
+  [
+    "presignHttp",
+    "POST /attachments/presign through the Node handler: the S3 and GCS stores' own signers vs the same stores presigning with their SDK's getSignedUrl (7 interleaved rounds of 200)",
+    presignHttp
+  ],
   [
     "ses",
     "Send overhead: Mailer.send (SES adapter) in process and POST /emails through @mailroom/http, vs SESv2Client.send, on one SES emulator (15 interleaved rounds of 60); over HTTP, the floor a bare node:http server reaches",
