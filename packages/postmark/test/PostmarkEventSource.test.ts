@@ -161,6 +161,21 @@ describe("Postmark's documented webhook payloads", () => {
     const click = await fixture<Record<string, unknown>>("click")
     assert.strictEqual((await refusal({ ...click, OriginalLink: undefined })).reason._tag, "Malformed")
   })
+
+  it("a field of another type than Postmark's is a 400 naming it; the event keeps the record whole", async () => {
+    const delivery = await fixture<Record<string, unknown>>("delivery")
+    for (const [field, value] of [
+      ["MessageID", 42],
+      ["Metadata", "org_acme"],
+      ["RecordType", ["Delivery"]]
+    ] as const) {
+      const refused = await refusal({ ...delivery, [field]: value })
+      assert.strictEqual(refused.reason._tag, "Malformed")
+      assert.include(refused.message, field)
+    }
+    const [event] = await events({ ...delivery, Tag: "welcome", ServerID: 23 })
+    assert.deepStrictEqual(event?.raw, { ...delivery, Tag: "welcome", ServerID: 23 })
+  })
 })
 
 describe("Postmark webhook credentials", () => {
