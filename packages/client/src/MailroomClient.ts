@@ -5,24 +5,42 @@ import * as Records from "./internal/records.js"
 import { exchange, type Transport } from "./internal/transport.js"
 import type * as Wire from "./internal/wire.js"
 
+/** The body of `POST /emails` (SPEC 2.4). */
 export type SendEmailRequest = Wire.SendEmailRequest
+/** The 201 answer of `POST /emails`. */
 export type SendEmailResponse = Wire.SendEmailResponse
+/** The body of `POST /attachments/presign`. */
 export type PresignRequest = Wire.PresignRequest
+/** The 201 answer of a presign: the upload URL, the key and the attachment id. */
 export type PresignResponse = Wire.PresignResponse
+/** A download URL and how long it lasts. */
 export type DownloadResponse = Wire.DownloadResponse
+/** The answer of `DELETE /attachments/delete?key=`. */
 export type DeleteByKeyResponse = Wire.DeleteByKeyResponse
+/** The answer of `DELETE /v1/attachments`. */
 export type DeleteByIdResponse = Wire.DeleteByIdResponse
+/** A message's status as the server reports it. */
 export type EmailStatus = Wire.EmailStatus
+/** A message's record: each recipient's state, tags, attachments. */
 export type EmailRecord = Wire.EmailRecord
+/** A message's record with its delivery events (`GET /emails/{id}`). */
 export type EmailDetail = Wire.EmailDetail
+/** A page of `GET /emails`, newest first, and the cursor after it. */
 export type EmailList = Wire.EmailList
+/** The query of `GET /emails`: limit, cursor, status, recipient, tag, time range. */
 export type ListEmailsQuery = Wire.ListEmailsQuery
+/** An address on the organisation's suppression list, with why. */
 export type Suppression = Wire.Suppression
+/** A page of `GET /suppressions`. */
 export type SuppressionList = Wire.SuppressionList
+/** The query of `GET /suppressions`. */
 export type ListSuppressionsQuery = Wire.ListSuppressionsQuery
+/** The body of `POST /suppressions`. */
 export type SuppressRequest = Wire.SuppressRequest
+/** The answer of `DELETE /suppressions/{email}`. */
 export type UnsuppressResponse = Wire.UnsuppressResponse
 
+/** How the client retries what is safe to retry (a 429, a 503 that sent nothing, a refused connection). */
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 3. */
   readonly attempts?: number
@@ -35,6 +53,7 @@ export interface RetryOptions {
   readonly maxDelay?: number
 }
 
+/** Where the server is, the credentials, and the client's timeout and retries. */
 export interface Options {
   /** Where the server serves the base variant (`x-api-key`), with any path prefix: `https://mail.example.com`. */
   readonly baseUrl: string | URL | undefined
@@ -55,12 +74,14 @@ export interface Options {
   readonly retry?: RetryOptions | false
 }
 
+/** What one call may set: an abort signal and its own timeout. */
 export interface RequestOptions {
   readonly signal?: AbortSignal
   /** Milliseconds this call's each attempt may take; overrides the client's `timeout`. */
   readonly timeout?: number
 }
 
+/** A send's options: its Idempotency-Key beside the request's own. */
 export interface SendOptions extends RequestOptions {
   /**
    * The same key with the same request within 24 hours is answered with the first response and
@@ -69,6 +90,7 @@ export interface SendOptions extends RequestOptions {
   readonly idempotencyKey?: string
 }
 
+/** The 201 answer of a send, and whether it was a replay. */
 export interface SendEmailResult extends SendEmailResponse {
   /** True when the server answered from its record of an earlier request with the same key. */
   readonly replayed: boolean
@@ -79,6 +101,7 @@ export interface SendEmailResult extends SendEmailResponse {
 /** File content for `upload`: bytes, a Blob (or File), or a stream of bytes. */
 export type UploadData = Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array>
 
+/** What `attachments.upload` sends: a file name, a type and the data. */
 export interface UploadInput {
   readonly filename: string
   /** Default: the Blob's own type, else `application/octet-stream`. */
@@ -90,6 +113,7 @@ export interface UploadInput {
   readonly orgId?: string
 }
 
+/** Where an upload is stored: the key for a send, the id for `/v1`. */
 export interface UploadResult {
   /** The storage key, for `attachments[].key` of a send. */
   readonly key: string
@@ -100,6 +124,7 @@ export interface UploadResult {
 /** An attachment by storage key (the base variant, `apiKey`) or by id (the `/v1` variant, `accessToken`). */
 export type AttachmentRef = { readonly key: string } | { readonly attachmentId: string }
 
+/** The `/emails` operations: send, get, list. */
 export interface Emails {
   /** `POST /emails`. Resolves to the 201 body; rejects with a MailroomApiError or MailroomConnectionError. */
   readonly send: (request: SendEmailRequest, options?: SendOptions) => Promise<SendEmailResult>
@@ -114,11 +139,13 @@ export interface Emails {
   readonly listPage: (query?: ListEmailsQuery, options?: RequestOptions) => Promise<EmailList>
 }
 
+/** An address added to the suppression list, or the entry it already had. */
 export interface SuppressResult extends Suppression {
   /** False when the address was on the list already: the entry is the one kept, with its first reason. */
   readonly created: boolean
 }
 
+/** The suppression list's operations: add, remove, list. */
 export interface Suppressions {
   /** `POST /suppressions`: sends to the address drop it from then on. */
   readonly add: (request: SuppressRequest, options?: RequestOptions) => Promise<SuppressResult>
@@ -130,6 +157,7 @@ export interface Suppressions {
   readonly listPage: (query?: ListSuppressionsQuery, options?: RequestOptions) => Promise<SuppressionList>
 }
 
+/** The attachment operations: upload, presign, download, read, delete. */
 export interface Attachments {
   /** Presign, then `PUT` the data to the returned URL: the file never passes through the mailroom server. */
   readonly upload: (input: UploadInput, options?: RequestOptions) => Promise<UploadResult>
@@ -146,6 +174,7 @@ export interface Attachments {
   }
 }
 
+/** A client of one mailroom server: what `make` answers. */
 export interface MailroomClient {
   readonly emails: Emails
   readonly attachments: Attachments

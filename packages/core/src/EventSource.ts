@@ -21,6 +21,7 @@ export class Malformed extends TaggedReason("Malformed", false)<{ readonly messa
 /** Something needed to check the request (the signing certificate) could not be had (503): the provider sends it again. */
 export class Unavailable extends TaggedReason("Unavailable", true)<{ readonly message: string }> {}
 
+/** Why a source refused a request. */
 export type Reason = Unauthenticated | Malformed | Unavailable
 
 /** Why a request was refused; `cause` keeps what failed underneath (a fetch, a parser). */
@@ -47,6 +48,7 @@ export const isEventSourceError = guard<EventSourceError>("EventSourceError")
  */
 export type HeaderCheck = "verified" | "unverified" | EventSourceError
 
+/** A provider's webhook: checks the caller and translates the records into MailEvents. */
 export interface EventSource {
   /** The path segment it is served under: `ses` -> `POST /webhooks/ses`. Letters, digits and `-`. */
   readonly name: string

@@ -27,11 +27,13 @@ export interface Sink {
   readonly deliver: (events: ReadonlyArray<MailEvent.MailEvent>) => Effect.Effect<void, MailEventsError>
 }
 
+/** Which events a subscriber gets. */
 export interface SubscribeOptions {
   /** Only this organisation's events. Default: every organisation's. */
   readonly organizationId?: string
 }
 
+/** Where delivery events go: routed, recorded, handed to sinks, then to subscribers. */
 export interface MailEvents {
   /**
    * Routes the events, hands them to every sink, then to subscribers; answers the events that were
@@ -54,6 +56,7 @@ export interface MailEvents {
 
 export const MailEvents: Context.Service<MailEvents, MailEvents> = Context.Service("@mailroom/core/MailEvents")
 
+/** The durable destinations `publish` awaits. */
 export interface Options {
   /** Durable destinations, each awaited by `publish`. Default: none (subscribers only). */
   readonly sinks?: ReadonlyArray<Sink>
@@ -62,6 +65,7 @@ export interface Options {
 const only = (options: SubscribeOptions | undefined) => (event: MailEvent.MailEvent) =>
   options?.organizationId === undefined || event.organization_id === options.organizationId
 
+/** The service on the `Organizations` (and, when provided, the message log and suppressions) in context. */
 export const make = Effect.fnUntraced(function* (options: Options = {}) {
   const organizations = yield* Organizations
   // Optional: with a log (as `Mailroom.layer` provides), every event is recorded on its message.

@@ -22,6 +22,7 @@ import { SendRateLimiter } from "./SendRateLimiter.js"
 import { Suppressions } from "./Suppressions.js"
 import * as Wire from "./Wire.js"
 
+/** How a send is retried when the provider certainly did not take it. */
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default 3. */
   readonly maxAttempts?: number
@@ -31,6 +32,7 @@ export interface RetryPolicy {
   readonly maxDelay?: Duration.Input
 }
 
+/** The send's retries and the attachment bytes sends may hold at once. */
 export interface Config {
   readonly retry?: RetryPolicy
   /**
@@ -50,13 +52,16 @@ export interface Config {
   readonly shutdown?: AbortSignal
 }
 
+/** The attachment bytes sends may hold in memory at once by default: 256 MiB. */
 export const defaultAttachmentBytesInFlight = 256 * 1024 * 1024
 
+/** A send's options: its Idempotency-Key. */
 export interface SendOptions {
   /** Same key and same request within 24 h: the first response again, nothing sent. */
   readonly idempotencyKey?: string
 }
 
+/** A send's answer, and whether it was replayed. */
 export interface SendOutcome {
   readonly response: Wire.SendEmailResponse
   /** True when this is the stored response of an earlier request with the same Idempotency-Key. */
@@ -66,6 +71,7 @@ export interface SendOutcome {
 /** `Unavailable` when the sender domains or the Idempotency-Key cannot be looked up (their store is down). */
 export type SendError = ValidationError | ProviderError | Conflict | ObjectStoreError | Unavailable
 
+/** The send operation of both API variants, and in-process sends. */
 export interface Mailer {
   /** The API's `POST /emails`: attachments are stored files, named by key. */
   readonly send: (
@@ -448,6 +454,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   return Mailer.of({ send: sendWith(decodeRequest), sendInProcess: sendWith(decodeInProcess) })
 })
 
+/** Provides the `Mailer` on the provider, store, organisations and stores in context. */
 export const layer = (
   config: Config = {}
 ): Layer.Layer<

@@ -45,6 +45,7 @@ export class Unavailable extends Data.TaggedError("Unavailable")<{
   readonly retryAfter?: Duration.Duration
 }> {}
 
+/** Any error of an operation. */
 export type MailroomError = ValidationError | Unauthorized | Forbidden | NotFound | Conflict | Unavailable
 
 for (const error of [ValidationError, Unauthorized, Forbidden, NotFound, Conflict, Unavailable])
@@ -58,9 +59,15 @@ const byTag =
   (u: unknown): u is Extract<MailroomError, { readonly _tag: T }> =>
     isMailroomError(u) && u._tag === tag
 
+/** True for a `ValidationError` from any copy of this package. */
 export const isValidationError = byTag("ValidationError")
+/** True for an `Unauthorized` from any copy of this package. */
 export const isUnauthorized = byTag("Unauthorized")
+/** True for a `Forbidden` from any copy of this package. */
 export const isForbidden = byTag("Forbidden")
+/** True for a `NotFound` from any copy of this package. */
 export const isNotFound = byTag("NotFound")
+/** True for a `Conflict` from any copy of this package. */
 export const isConflict = byTag("Conflict")
+/** True for an `Unavailable` from any copy of this package. */
 export const isUnavailable = byTag("Unavailable")

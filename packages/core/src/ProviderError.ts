@@ -60,6 +60,7 @@ export class Unknown extends TaggedReason("Unknown", false)<{
   readonly message: string
 }> {}
 
+/** Why a provider refused or failed a send. */
 export type Reason =
   | SenderNotVerified
   | RecipientNotVerified
@@ -71,6 +72,7 @@ export type Reason =
   | Unavailable
   | Unknown
 
+/** The one error every provider fails with; `reason` says what happened. */
 export class ProviderError extends ReasonError("ProviderError")<{
   /** The provider that answered: "ses", "postmark", "outbox", "memory", or "mailroom" for checks core makes itself. */
   readonly provider: string

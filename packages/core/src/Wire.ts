@@ -118,6 +118,7 @@ const recipients = (atLeastOne: boolean) =>
 
 // --- POST /emails -------------------------------------------------------------------------------
 
+/** A send's body: HTML, text, or both. */
 export const EmailBody = Schema.Struct({
   html: Schema.optionalKey(Schema.String),
   text: Schema.optionalKey(Schema.String)
@@ -143,6 +144,7 @@ export const ContentId = Schema.String.pipe(
   )
 )
 
+/** An attachment of a send: a stored file named by key. */
 export const EmailAttachment = Schema.Struct({
   filename: headerText(255, true),
   key: StorageKey,
@@ -212,6 +214,7 @@ export const Unsubscribe = Schema.Struct({
   mailto: Schema.optionalKey(EmailAddress)
 }).annotate({ identifier: "Unsubscribe" })
 
+/** The body of `POST /emails` (SPEC 2.4). */
 export const SendEmailRequest = Schema.Struct({
   from: SenderAddress,
   from_name: Schema.optionalKey(headerText(256, false)),
@@ -258,6 +261,7 @@ export const InProcessSendRequest = SendEmailRequest.mapFields((fields) => ({
 })).annotate({ identifier: "InProcessSendRequest" })
 export type InProcessSendRequest = typeof InProcessSendRequest.Type
 
+/** The 201 answer of `POST /emails`. */
 export const SendEmailResponse = Schema.Struct({
   message_id: Schema.String,
   from: Schema.String,
@@ -271,6 +275,7 @@ export type SendEmailResponse = typeof SendEmailResponse.Type
 
 // --- attachments --------------------------------------------------------------------------------
 
+/** The body of `POST /attachments/presign`. */
 export const PresignRequest = Schema.Struct({
   filename: Schema.String.pipe(
     Schema.check(
@@ -284,6 +289,7 @@ export const PresignRequest = Schema.Struct({
 }).annotate({ identifier: "PresignRequest" })
 export type PresignRequest = typeof PresignRequest.Type
 
+/** The 201 answer of a presign. */
 export const PresignResponse = Schema.Struct({
   url: Schema.String,
   key: Schema.String,
@@ -292,25 +298,31 @@ export const PresignResponse = Schema.Struct({
 }).annotate({ identifier: "PresignResponse" })
 export type PresignResponse = typeof PresignResponse.Type
 
+/** The query of `GET /attachments/download`. */
 export const DownloadByKeyQuery = Schema.Struct({ key: StorageKey })
+/** The query of `GET /v1/attachments/download`. */
 export const DownloadByIdQuery = Schema.Struct({ attachment_id: AttachmentId })
 
+/** A download URL and how long it lasts. */
 export const DownloadResponse = Schema.Struct({
   download_url: Schema.String,
   expires_in: WholeNumber("must be a whole number of seconds")
 }).annotate({ identifier: "DownloadResponse" })
 export type DownloadResponse = typeof DownloadResponse.Type
 
+/** The answer of `DELETE /attachments/delete?key=`. */
 export const DeleteByKeyResponse = Schema.Struct({
   deleted: Schema.Boolean,
   key: Schema.String
 }).annotate({ identifier: "DeleteByKeyResponse" })
 export type DeleteByKeyResponse = typeof DeleteByKeyResponse.Type
 
+/** The body of `DELETE /v1/attachments`. */
 export const DeleteByIdRequest = Schema.Struct({ attachment_id: AttachmentId }).annotate({
   identifier: "DeleteByIdRequest"
 })
 
+/** The answer of `DELETE /v1/attachments`. */
 export const DeleteByIdResponse = Schema.Struct({
   deleted: Schema.Boolean,
   attachment_id: AttachmentId

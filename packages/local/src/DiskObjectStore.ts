@@ -49,6 +49,7 @@ export interface DiskObjectStore extends ObjectStore.ObjectStore {
   readonly routes: StoreRoutes.StoreRoutes
 }
 
+/** Where the signed URLs are served below `publicUrl` by default. */
 export const defaultPathPrefix = "/_mailroom/storage/"
 
 // Content types and file names end up in response headers: printable ASCII (types) or no control

@@ -12,6 +12,7 @@ import * as Headers from "./internal/headers.js"
 import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
 
+/** A provider's sandbox, acted out: only verified recipients receive mail. */
 export interface Sandbox {
   /** Acts out a provider account in its sandbox: only `verifiedRecipients` may receive mail. */
   readonly enabled: boolean

@@ -6,6 +6,7 @@ import * as Adapter from "@mailroom/core/adapter"
 import { type Config, Duration, Effect, type Scope } from "effect"
 import { acquireClient, type ConnectionOptions } from "./internal/client.js"
 
+/** The account's sending quota, as SES reports it. */
 export interface SendQuota {
   /** Recipients per second (SES counts each recipient of a message). */
   readonly maxSendRate: number

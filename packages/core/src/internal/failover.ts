@@ -23,6 +23,7 @@ export interface CircuitOptions {
   readonly openDuration?: Duration.Input
 }
 
+/** How `failover` trips and tries again each provider's circuit. */
 export interface FailoverOptions {
   readonly circuit?: CircuitOptions
 }
@@ -166,6 +167,7 @@ const exhausted = (answers: ReadonlyArray<Answer>) => {
       })
 }
 
+/** One provider from several, tried in order: the next one takes a message the one before certainly did not send. */
 export const failover = (
   providers: readonly [EmailProvider, ...Array<EmailProvider>],
   options: FailoverOptions = {}

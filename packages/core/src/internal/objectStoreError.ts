@@ -4,6 +4,7 @@
 import { Data } from "effect"
 import { guard, ReasonError, reasonOf, TaggedReason } from "./reasonError.js"
 
+/** What `head` answers of an object: its size and content type. */
 export interface ObjectInfo {
   readonly size: number
   readonly contentType: string
@@ -48,6 +49,7 @@ export class Unknown extends TaggedReason("Unknown", false)<{
   readonly message: string
 }> {}
 
+/** Why a store refused or failed. */
 export type Reason = AccessDenied | Unavailable | Unknown
 
 /** The store refused or failed; `reason` says how, `cause` keeps the vendor's own error. */
