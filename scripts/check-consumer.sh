@@ -15,8 +15,9 @@ for dir in packages/*/; do
   (cd "$dir" && pnpm pack --pack-destination "$work/packs" >/dev/null)
   names+=("@mailroom/$(basename "$dir")")
 done
-# The subpaths adapter authors import (core/testing needs vitest, which a consumer may not have).
-names+=("@mailroom/core/adapter" "@mailroom/http/StoreRoutes")
+# The subpaths adapter authors import (core/testing needs vitest, which a consumer may not have), and
+# the Fastify plugin's, which loads nothing of fastify at run time (an optional peer).
+names+=("@mailroom/core/adapter" "@mailroom/http/StoreRoutes" "@mailroom/http/fastify")
 # Each tarball carries the licence, the same text as the repository's.
 for pack in "$work"/packs/*.tgz; do
   tar -xOzf "$pack" package/LICENSE | cmp -s - LICENSE || { echo "$(basename "$pack"): no LICENSE, or not the root one" >&2; exit 1; }
@@ -96,7 +97,7 @@ cat > smoke/mailroom.config.json <<'JSON'
 JSON
 MAILROOM_CONFIG=smoke/mailroom.config.json PORT=0 "$node_floor" node_modules/@mailroom/server/dist/bin.js > smoke/server.log 2>&1 &
 server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 200); do grep -q "listening on" smoke/server.log && break; kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
 url="$(grep -o 'listening on http://[^ ]*' smoke/server.log | cut -d' ' -f3)"
 [ -n "$url" ] || { echo "the server did not start on Node $floor:" >&2; cat smoke/server.log >&2; exit 1; }
@@ -114,6 +115,7 @@ JS
 message_id="$("$node_client" smoke/client.mjs "$url")"
 [ -f "smoke/outbox/$message_id.eml" ] || { echo "no smoke/outbox/$message_id.eml" >&2; exit 1; }
 kill "$server_pid"
+wait "$server_pid" 2>/dev/null || true
 echo "the server ran on Node $floor, the client on Node $(lowest client): message $message_id sent"
 cat > sqlite.mjs <<'JS'
 import { SqliteClient } from "@mailroom/sqlite"

@@ -1,5 +1,5 @@
-// mailroom's API at the root of an Express app, mounted before the app's express.json(): mailroom
-// reads its own bodies (uploads stay byte for byte) and hands every other request on to the app.
+// mailroom's API under /mail in an Express app, mounted before the app's express.json(): Express
+// tells mailroom the mount, so the signed upload URLs and /openapi.json carry /mail with no setting.
 import { Mailroom, Organizations } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
 import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
@@ -8,11 +8,17 @@ import express from "express"
 export interface AppOptions {
   /** Where uploads and the outbox's .eml files go. */
   readonly dir: string
-  /** The address clients reach this app at: upload and download URLs point at it. */
+  /**
+   * Where clients reach the app: its origin, and signed URLs and /openapi.json follow it with the
+   * mount. Behind a reverse proxy that strips or adds a prefix, where clients reach mailroom, path
+   * included: `https://example.com/api/mail`.
+   */
   readonly publicUrl: string
+  /** Where mailroom is mounted. Default "/mail"; "/" for the root of the app. */
+  readonly mountPath?: string
 }
 
-export const makeApp = ({ dir, publicUrl }: AppOptions) => {
+export const makeApp = ({ dir, publicUrl, mountPath = "/mail" }: AppOptions) => {
   const mailroom = MailroomHandler.fromLayer(
     Mailroom.layer({
       provider: OutboxEmailProvider.layer({ dir: `${dir}/outbox` }),
@@ -26,12 +32,13 @@ export const makeApp = ({ dir, publicUrl }: AppOptions) => {
         domains: ["app.example"],
         apiKeys: [process.env.MAILROOM_API_KEY ?? "mr_test_app"]
       })
-    })
+    }),
+    { publicUrl } // /openapi.json's servers
   )
   const app = express()
   // Before the body parsers: a parser first would take the bytes of a JSON upload (and answer one over
   // its 100 kB limit with Express's HTML error page). Anything not mailroom's goes on to the routes below.
-  app.use(mailroom.node)
+  app.use(mountPath, mailroom.node)
   app.use(express.json())
   app.get("/health", (_req, res) => {
     res.json({ ok: true })
@@ -43,5 +50,5 @@ if (import.meta.main) {
   const port = Number(process.env.PORT ?? 3000)
   const { app, mailroom } = makeApp({ dir: ".mailroom", publicUrl: `http://127.0.0.1:${port}` })
   await mailroom.ready // a broken configuration stops here, naming the setting
-  app.listen(port, "127.0.0.1", () => console.log(`mailroom on http://127.0.0.1:${port}`))
+  app.listen(port, "127.0.0.1", () => console.log(`mailroom on http://127.0.0.1:${port}/mail`))
 }

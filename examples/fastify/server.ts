@@ -1,38 +1,47 @@
-// mailroom's API in a Fastify app, as a plugin under /mail. Fastify parses JSON bodies itself, so the
-// plugin's scope takes every content type unparsed and hands the raw request to mailroom's Node handler.
-import { EmailProvider, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
-import { MailroomHandler } from "@mailroom/http"
-import Fastify, { type FastifyPluginAsync } from "fastify"
+// mailroom's API in a Fastify app: one plugin, registered under /mail. Its routes, the signed upload
+// URLs and /openapi.json follow the prefix, and its scope leaves bodies unparsed for mailroom alone.
+import { Mailroom, Organizations } from "@mailroom/core"
+import { MailroomFastify } from "@mailroom/http/fastify"
+import { DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
+import Fastify from "fastify"
 
-const mailroom = MailroomHandler.fromLayer(
-  Mailroom.layer({
-    provider: EmailProvider.layerMemory(),
-    store: ObjectStore.layerMemory(),
-    organizations: Organizations.single({ domains: ["app.example"], apiKeys: ["mr_test_app"] })
-  }),
-  { basePath: "/mail", v1BasePath: "/mail" }
-)
-
-const mailroomPlugin: FastifyPluginAsync = async (scope) => {
-  // Only in this plugin's scope: the body stays in the stream, where mailroom reads it with its own
-  // size limit and error shapes. The app's routes elsewhere keep Fastify's JSON parser.
-  scope.removeAllContentTypeParsers()
-  scope.addContentTypeParser("*", (_request, _payload, done) => done(null))
-  scope.all("/*", async (request, reply) => {
-    reply.hijack() // mailroom writes the answer on the raw response
-    await mailroom.node(request.raw, reply.raw)
-  })
-  scope.addHook("onClose", () => mailroom.dispose())
+export interface AppOptions {
+  /** Where uploads and the outbox's .eml files go. */
+  readonly dir: string
+  /** The origin clients reach this app at: upload URLs and /openapi.json follow it with the prefix. */
+  readonly publicUrl: string
+  /** Where mailroom is registered. Default "/mail"; "" for the root of the app. */
+  readonly prefix?: string
 }
 
-export const app = Fastify()
-app.get("/health", async () => ({ ok: true }))
-app.post("/echo", async (request) => ({ received: request.body }))
-app.register(mailroomPlugin, { prefix: "/mail" })
-export const ready = mailroom.ready
+export const makeApp = async ({ dir, publicUrl, prefix = "/mail" }: AppOptions) => {
+  const app = Fastify()
+  app.get("/health", async () => ({ ok: true }))
+  app.post("/echo", async (request) => ({ received: request.body })) // the app's routes keep Fastify's parser
+  // The plugin builds the layer, fails registration (and so listen) naming a bad setting, and
+  // releases it when the app closes.
+  await app.register(MailroomFastify.plugin, {
+    prefix,
+    layer: Mailroom.layer({
+      provider: OutboxEmailProvider.layer({ dir: `${dir}/outbox` }),
+      store: DiskObjectStore.layer({
+        dir: `${dir}/storage`,
+        publicUrl,
+        signingSecret: process.env.STORAGE_SECRET ?? "change-me"
+      }),
+      organizations: Organizations.single({
+        domains: ["app.example"],
+        apiKeys: [process.env.MAILROOM_API_KEY ?? "mr_test_app"]
+      })
+    }),
+    publicUrl // the handler's options go beside the layer: here, /openapi.json's servers
+  })
+  return app
+}
 
 if (import.meta.main) {
-  await ready
-  await app.listen({ port: 3000, host: "127.0.0.1" })
-  console.log("mailroom on http://127.0.0.1:3000/mail")
+  const port = Number(process.env.PORT ?? 3000)
+  const app = await makeApp({ dir: ".mailroom", publicUrl: `http://127.0.0.1:${port}` })
+  await app.listen({ port, host: "127.0.0.1" })
+  console.log(`mailroom on http://127.0.0.1:${port}/mail`)
 }

@@ -26,7 +26,9 @@ afterAll(async () => {
 
 it("sends through the relay named by the environment, signed with its DKIM key", async () => {
   const { response } = await example.sendReceipt("alice@example.com")
-  const received = await peer.byMessageId(response.message_id)
+  // The record names the Message-ID the SMTP provider wrote, which the relay received the message under.
+  const record = await example.mailroom.getEmail(response.message_id)
+  const received = await peer.byMessageId(record.provider_message_id ?? "")
   const parsed = await parseReceived(received)
   assert.strictEqual(parsed.subject, "Your receipt")
   assert.strictEqual(parsed.from?.value[0]?.name, "Acme Billing")

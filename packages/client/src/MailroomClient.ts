@@ -1,7 +1,8 @@
 // The client of a mailroom server, over `fetch` alone: sends with an Idempotency-Key and safe retries,
-// uploads through a presigned URL in one call, reaches attachments by key or id, reads message records
-// and keeps the suppression list.
+// uploads through a presigned URL in one call, reaches attachments by key or id, reads message records,
+// keeps the suppression list, and asserts on the outbox in end-to-end tests.
 import * as Records from "./internal/records.js"
+import * as TestingApi from "./internal/testing.js"
 import { exchange, type Transport } from "./internal/transport.js"
 import type * as Wire from "./internal/wire.js"
 
@@ -9,6 +10,18 @@ import type * as Wire from "./internal/wire.js"
 export type SendEmailRequest = Wire.SendEmailRequest
 /** The 201 answer of `POST /emails`. */
 export type SendEmailResponse = Wire.SendEmailResponse
+/** The 202 answer of a scheduled send. */
+export type ScheduledEmailResponse = Wire.ScheduledEmailResponse
+/** The body of `PATCH /emails/{id}`. */
+export type RescheduleRequest = Wire.RescheduleRequest
+/** The answer of `POST /emails/{id}/cancel`. */
+export type CancelResponse = Wire.CancelResponse
+/** An accepted item of a batch, by index. */
+export type BatchAccepted = Wire.BatchAccepted
+/** A refused item of a batch, by index, with its problems. */
+export type BatchRefused = Wire.BatchRefused
+/** The answer of `POST /emails/batch`. */
+export type SendBatchResponse = Wire.SendBatchResponse
 /** The body of `POST /attachments/presign`. */
 export type PresignRequest = Wire.PresignRequest
 /** The 201 answer of a presign: the upload URL, the key and the attachment id. */
@@ -39,6 +52,16 @@ export type ListSuppressionsQuery = Wire.ListSuppressionsQuery
 export type SuppressRequest = Wire.SuppressRequest
 /** The answer of `DELETE /suppressions/{email}`. */
 export type UnsuppressResponse = Wire.UnsuppressResponse
+/** An address of a message in the outbox. */
+export type InboxAddress = Wire.InboxAddress
+/** A link of a message: its URL, the text it shows, and which part it is in. */
+export type InboxLink = Wire.InboxLink
+/** An attachment of a message in the outbox, with its download URL. */
+export type InboxAttachment = Wire.InboxAttachment
+/** A message in the outbox as a list shows it. */
+export type InboxMessageSummary = Wire.InboxMessageSummary
+/** A message in the outbox: headers, text, HTML, links, attachments and events. */
+export type InboxMessage = Wire.InboxMessage
 
 /** How the client retries what is safe to retry (a 429, a 503 that sent nothing, a refused connection). */
 export interface RetryOptions {
@@ -63,6 +86,11 @@ export interface Options {
   readonly apiKey?: string | undefined
   /** Sent as `Authorization: Bearer`: attachments by `attachmentId`. */
   readonly accessToken?: string | undefined
+  /**
+   * Sent as `x-mailroom-viewer-token` by `testing`: the standalone server's `viewer.token`, needed when
+   * it listens beyond loopback. Default: none (a server on loopback needs none).
+   */
+  readonly viewerToken?: string | undefined
   /** Default: the global `fetch`. Inject one for a proxy, custom agent, or tests. */
   readonly fetch?: typeof globalThis.fetch
   /** Milliseconds each attempt may take, answer body included. Default 60000; per call, `{ timeout }`. */
@@ -90,13 +118,31 @@ export interface SendOptions extends RequestOptions {
   readonly idempotencyKey?: string
 }
 
-/** The 201 answer of a send, and whether it was a replay. */
-export interface SendEmailResult extends SendEmailResponse {
+/** What every send answers beside the server's body. */
+export interface Sent {
   /** True when the server answered from its record of an earlier request with the same key. */
   readonly replayed: boolean
   /** The Idempotency-Key the request went with, to send the same request again safely later. */
   readonly idempotencyKey: string
 }
+
+/** The 201 answer of a send, and whether it was a replay. */
+export interface SendEmailResult extends SendEmailResponse, Sent {}
+
+/** A scheduled send's answer (202): the message waits for `scheduled_at`. */
+export interface ScheduledEmailResult extends ScheduledEmailResponse, Sent {}
+
+/** `emails.send`'s answer for `R`: scheduled when it has `scheduled_at`, sent when it has none, either when its type does not say. */
+export type SendResultOf<R> = [R] extends [never]
+  ? SendEmailResult
+  : "scheduled_at" extends keyof R
+    ? [R] extends [{ readonly scheduled_at: string }]
+      ? ScheduledEmailResult
+      : SendEmailResult | ScheduledEmailResult
+    : SendEmailResult
+
+/** Each item of a batch by its index: accepted in `data`, refused in `errors`. */
+export interface SendBatchResult extends SendBatchResponse, Sent {}
 
 /** File content for `upload`: bytes, a Blob (or File), or a stream of bytes. */
 export type UploadData = Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array>
@@ -126,8 +172,24 @@ export type AttachmentRef = { readonly key: string } | { readonly attachmentId: 
 
 /** The `/emails` operations: send, get, list. */
 export interface Emails {
-  /** `POST /emails`. Resolves to the 201 body; rejects with a MailroomApiError or MailroomConnectionError. */
-  readonly send: (request: SendEmailRequest, options?: SendOptions) => Promise<SendEmailResult>
+  /**
+   * `POST /emails`. Resolves to the 201 body, or with `scheduled_at` the 202 one (`status: "scheduled"`);
+   * rejects with a MailroomApiError or MailroomConnectionError.
+   */
+  readonly send: <R extends SendEmailRequest>(request: R, options?: SendOptions) => Promise<SendResultOf<R>>
+  /**
+   * `POST /emails/batch`: 1 to 100 requests, each sent (or scheduled) on its own. Resolves to each item's
+   * outcome by index, also when none was accepted; one Idempotency-Key covers the batch and its retries.
+   */
+  readonly sendBatch: (requests: ReadonlyArray<SendEmailRequest>, options?: SendOptions) => Promise<SendBatchResult>
+  /** `POST /emails/{id}/cancel`: a ConflictError once the message started to send; a NotFoundError for another's. */
+  readonly cancel: (id: string, options?: RequestOptions) => Promise<CancelResponse>
+  /** `PATCH /emails/{id}`: moves a scheduled message to `scheduledAt` (a Date, or RFC 3339 with an offset). */
+  readonly reschedule: (
+    id: string,
+    scheduledAt: Date | string,
+    options?: RequestOptions
+  ) => Promise<ScheduledEmailResponse>
   /** `GET /emails/{id}`: each recipient's state and the delivery events. Another organisation's id is a NotFoundError. */
   readonly get: (id: string, options?: RequestOptions) => Promise<EmailDetail>
   /**
@@ -174,12 +236,58 @@ export interface Attachments {
   }
 }
 
+/** The filters of a query of the outbox. */
+export interface InboxQueryOptions extends RequestOptions {
+  /**
+   * Only messages the outbox received at or after this time. Default: when the client was made, so a
+   * run never sees an earlier run's mail.
+   */
+  readonly since?: Date | string
+}
+
+/** What `testing.awaitEmail` waits for, and how long. */
+export interface AwaitEmailOptions {
+  /** A recipient (to, cc or bcc), compared without case. */
+  readonly to: string
+  /** Contained in the subject, without case. */
+  readonly subject?: string
+  /** Milliseconds to wait in all. Default 10000. */
+  readonly timeout?: number
+  /** As `InboxQueryOptions.since`: a match already there since then is answered at once. */
+  readonly since?: Date | string
+  readonly signal?: AbortSignal
+}
+
+/**
+ * Assertions for end-to-end tests, over the standalone server's inbox API (its outbox provider): on a
+ * loopback server they need no credential; beyond loopback, `viewerToken`.
+ */
+export interface Testing {
+  /**
+   * The newest message to `to` (and `subject`) received since `since`, or the next one to arrive;
+   * rejects with `EmailNotReceivedError` after `timeout`.
+   */
+  readonly awaitEmail: (options: AwaitEmailOptions) => Promise<InboxMessage>
+  /** Every message to an address, newest first. */
+  readonly emailsTo: (address: string, options?: InboxQueryOptions) => Promise<ReadonlyArray<InboxMessageSummary>>
+  /** The newest message to an address, or undefined. */
+  readonly lastEmailTo: (address: string, options?: InboxQueryOptions) => Promise<InboxMessage | undefined>
+  /** A message by its id (a NotFoundError when the outbox has none). */
+  readonly getEmail: (id: string, options?: RequestOptions) => Promise<InboxMessage>
+  /** Its links: each `<a href>` of the HTML with the text it shows, then each URL of the text part. */
+  readonly links: (message: { readonly links: ReadonlyArray<InboxLink> }) => ReadonlyArray<InboxLink>
+  /** Deletes every message in the outbox; answers how many. */
+  readonly clear: () => Promise<number>
+}
+
 /** A client of one mailroom server: what `make` answers. */
 export interface MailroomClient {
   readonly emails: Emails
   readonly attachments: Attachments
   /** The organisation's suppression list (`apiKey`). */
   readonly suppressions: Suppressions
+  /** Assertions on the server's outbox, for end-to-end tests. */
+  readonly testing: Testing
 }
 
 const defaults = { timeout: 60_000, attempts: 3, initialDelay: 500, maxDelay: 10_000 }
@@ -197,12 +305,14 @@ const baseOf = (name: string, url: string | URL | undefined): string => {
 const sizeOf = (data: UploadData, given: number | undefined): number | undefined =>
   data instanceof Uint8Array || data instanceof ArrayBuffer ? data.byteLength : data instanceof Blob ? data.size : given
 
-/** A client for one server. Throws a TypeError when `baseUrl` is missing or no credential is given. */
+/**
+ * A client for one server. Throws a TypeError when `baseUrl` is missing. A call that needs a credential
+ * the client lacks throws a TypeError naming it (`testing` on a loopback server needs none).
+ */
 export const make = (options: Options): MailroomClient => {
   const baseUrl = baseOf("baseUrl", options.baseUrl)
   const v1BaseUrl = options.v1BaseUrl === undefined ? baseUrl : baseOf("v1BaseUrl", options.v1BaseUrl)
   const { apiKey, accessToken } = options
-  if (!apiKey && !accessToken) throw new TypeError("MailroomClient: give an apiKey, an accessToken, or both")
   const retry = options.retry === false ? { attempts: 1 } : (options.retry ?? {})
   const transport: Transport = {
     // Looked up at each call, and called unbound: Workers refuse a fetch called on another `this`.
@@ -241,16 +351,33 @@ export const make = (options: Options): MailroomClient => {
       timeout: options.timeout
     })
 
-  const send: Emails["send"] = async (request, options = {}) => {
+  /**
+   * A POST under an Idempotency-Key (yours, or a new UUID its retries reuse), its answer marked as
+   * replayed or not. A batch none of whose items was accepted answers 400 with each item's outcome:
+   * an answer to read, not a failure.
+   */
+  const keyed = async <A>(path: string, what: string, body: unknown, options: SendOptions) => {
     const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
-    const headers = { ...withApiKey("emails.send"), "idempotency-key": idempotencyKey }
-    const answer = await call<SendEmailResponse>("POST", `${baseUrl}/emails`, headers, request, options)
-    return {
-      ...answer.value,
-      replayed: answer.headers.get("idempotent-replayed") === "true",
-      idempotencyKey
-    }
+    const headers = { ...withApiKey(what), "idempotency-key": idempotencyKey }
+    const answer: { readonly value: A; readonly headers?: Headers } = await call<A>(
+      "POST",
+      `${baseUrl}${path}`,
+      headers,
+      body,
+      options
+    ).catch((error: { readonly status?: number; readonly body?: { readonly data?: unknown } }) => {
+      if (error.status !== 400 || !Array.isArray(error.body?.data)) throw error
+      return { value: error.body as A }
+    })
+    return { ...answer.value, replayed: answer.headers?.get("idempotent-replayed") === "true", idempotencyKey }
   }
+
+  // The answer's type follows the request's: the server schedules exactly the requests with `scheduled_at`.
+  const send = ((request: SendEmailRequest, options: SendOptions = {}) =>
+    keyed<SendEmailResponse | ScheduledEmailResponse>("/emails", "emails.send", request, options)) as Emails["send"]
+
+  const sendBatch: Emails["sendBatch"] = (requests, options = {}) =>
+    keyed<SendBatchResponse>("/emails/batch", "emails.sendBatch", requests, options)
 
   // The base variant when there is an API key; the `/v1` one for a caller holding only a token.
   const presign: Attachments["presign"] = async (request, options = {}) => {
@@ -344,9 +471,16 @@ export const make = (options: Options): MailroomClient => {
         ).value) as Attachments["delete"]
 
   const records = Records.make({ baseUrl, call, withApiKey })
+  const testing = TestingApi.make({
+    baseUrl,
+    viewerToken: options.viewerToken,
+    get: (url, headers, options) => call("GET", url, headers, undefined, options),
+    send: (method, url, headers) => call(method, url, headers, undefined, {})
+  })
   return {
-    emails: { send, ...records.emails },
+    emails: { send, sendBatch, ...records.emails },
     attachments: { upload, presign, download, read, delete: remove },
-    suppressions: records.suppressions
+    suppressions: records.suppressions,
+    testing
   }
 }

@@ -1,4 +1,5 @@
 // The error classes are exported by name, as callers catch and test them by name.
+export { EmailNotReceivedError } from "./EmailNotReceivedError.js"
 export {
   type ApiErrorDetails,
   AuthenticationError,

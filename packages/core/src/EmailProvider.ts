@@ -1,12 +1,13 @@
 // The sending interface: one normalised message in, the provider's message id out. Adapters (SES,
 // Postmark, the local outbox) implement it; this module also holds the memory provider.
 import { randomUUID } from "node:crypto"
-import { type Config, Context, Effect, Layer, Option } from "effect"
+import { Clock, type Config, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
 import { type FailoverOptions, failover } from "./internal/failover.js"
 import { publishAccepted } from "./internal/publish.js"
 import * as MailEvent from "./MailEvent.js"
 import { MailEvents } from "./MailEvents.js"
-import type { ProviderError } from "./ProviderError.js"
+import { InvalidRequest, ProviderError } from "./ProviderError.js"
+import * as Simulator from "./Simulator.js"
 
 export {
   /** When a failover's provider stops being called after failures, and when it is tried again. */
@@ -124,6 +125,12 @@ export interface EmailProvider {
   readonly limits: Limits
   readonly send: (email: OutboundEmail) => Effect.Effect<SendResult, ProviderError>
   /**
+   * True when two sends with one `idempotencyKey` make one message (Resend's `Idempotency-Key`; the
+   * outbox, which writes one file per message id). A scheduled message whose instance stopped mid-send
+   * is then sent again under its key; with any other provider it is left `unknown`. Default false.
+   */
+  readonly deduplicatesByKey?: boolean
+  /**
    * Checks, sending nothing, that sends can work now: the credentials resolve, the vendor answers and
    * accepts them (as Nodemailer's `transporter.verify()`). Readiness probes and the server's start-up
    * call it. Optional: a provider without it is taken as ready.
@@ -159,12 +166,21 @@ export const memoryLimits: Limits = {
 /** The memory provider's limits and where its events go. */
 export interface MemoryOptions {
   readonly limits?: Limits
-  /** Where the `delivered` event of each recipient goes. Default: none; `layerMemory` uses `MailEvents` when provided. */
+  /**
+   * Where each recipient's events go: `delivered`, or what its simulator address acts out
+   * (`Simulator`). Default: none; `layerMemory` uses `MailEvents` when provided.
+   */
   readonly events?: MailEvents
+  /** How long `delayed@simulator.mailroom.test` waits between `deferred` and `delivered`. Default 1 second. */
+  readonly simulatedDelay?: Duration.Duration
 }
 
-/** Accepts every message and keeps a copy of it, attachments' bytes included. */
-export const makeMemory = (options: MemoryOptions = {}): MemoryEmailProvider => {
+/**
+ * Accepts every message and keeps a copy of it, attachments' bytes included; refuses a simulator
+ * address whose mailbox does not exist (`InvalidRequest`). Events for later (a `delayed@` delivery)
+ * run in `scope` when given, as `layerMemory` gives its own.
+ */
+export const makeMemory = (options: MemoryOptions = {}, scope?: Scope.Scope): MemoryEmailProvider => {
   const sent: Array<SentEmail> = []
   return {
     name: "memory",
@@ -172,14 +188,24 @@ export const makeMemory = (options: MemoryOptions = {}): MemoryEmailProvider => 
     sent,
     send: (email) =>
       Effect.gen(function* () {
+        const unknown = Simulator.unknownMailboxes(MailEvent.recipientsOf(email))
+        if (unknown.length > 0) {
+          return yield* new ProviderError({
+            provider: "memory",
+            reason: new InvalidRequest({ message: Simulator.unknownMailboxMessage(unknown) })
+          })
+        }
         // Mailroom's id when core gave one, so the record and the API answer name the same message.
         const messageId = email.metadata?.[MailEvent.messageKey] ?? randomUUID()
         // A deep copy: the record stays what was sent when the caller reuses its arrays or buffers.
         sent.push({ messageId, email: structuredClone(email) })
         if (options.events !== undefined) {
+          const delay = options.simulatedDelay ?? Duration.seconds(1)
+          const at = new Date(yield* Clock.currentTimeMillis)
           yield* publishAccepted(
             options.events,
-            MailEvent.accepted({ provider: "memory", messageId, email, at: new Date() })
+            Simulator.accepted({ provider: "memory", messageId, email, at, delayMillis: Duration.toMillis(delay) }),
+            { delay, scope }
           )
         }
         return { messageId }
@@ -188,12 +214,15 @@ export const makeMemory = (options: MemoryOptions = {}): MemoryEmailProvider => 
 }
 
 /** The memory provider; its events go to `MailEvents` when that service is provided (as `Mailroom.layer` does). */
-export const layerMemory = (options: { readonly limits?: Limits } = {}): Layer.Layer<EmailProvider> =>
+export const layerMemory = (
+  options: { readonly limits?: Limits; readonly simulatedDelay?: Duration.Duration } = {}
+): Layer.Layer<EmailProvider> =>
   Layer.effect(
     EmailProvider,
-    Effect.map(Effect.serviceOption(MailEvents), (events) =>
-      makeMemory({ ...options, ...(Option.isSome(events) ? { events: events.value } : {}) })
-    )
+    Effect.gen(function* () {
+      const events = yield* Effect.serviceOption(MailEvents)
+      return makeMemory({ ...options, ...(Option.isSome(events) ? { events: events.value } : {}) }, yield* Effect.scope)
+    })
   )
 
 // --- failover -----------------------------------------------------------------------------------

@@ -24,3 +24,13 @@ export interface StoreRoutes {
 
 /** The service key: the disk store's layer provides it, `@mailroom/http`'s handler reads it when present. */
 export const StoreRoutes: Context.Service<StoreRoutes, StoreRoutes> = Context.Service("@mailroom/http/StoreRoutes")
+
+/**
+ * The path the request being served reached the service's base routes at, as the app serves them:
+ * the framework's mount (Express's `app.use("/mail", ...)`, the Fastify plugin's prefix) followed by
+ * the handler's `basePath`, e.g. "/mail"; "" at the root and outside a request. Set by the handler
+ * while an attachment operation runs, so a store whose URLs point back here can sign them under it.
+ */
+export const MountPath: Context.Reference<string> = Context.Reference("@mailroom/http/StoreRoutes/MountPath", {
+  defaultValue: () => ""
+})

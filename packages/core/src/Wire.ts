@@ -23,6 +23,7 @@ import {
   mimeTypePattern
 } from "./internal/text.js"
 import * as Rules from "./internal/wireRules.js"
+import { ScheduledAt } from "./internal/wireSchedule.js"
 import { ValidationError } from "./MailroomError.js"
 
 const { fails, rule } = Rules
@@ -227,7 +228,9 @@ export const SendEmailRequest = Schema.Struct({
   attachments: Schema.optionalKey(list(EmailAttachment)),
   tags: Schema.optionalKey(Tags),
   headers: Schema.optionalKey(Headers),
-  unsubscribe: Schema.optionalKey(Unsubscribe)
+  unsubscribe: Schema.optionalKey(Unsubscribe),
+  /** Send later: 1 second to 30 days ahead (checked against the clock when the request arrives). */
+  scheduled_at: Schema.optionalKey(ScheduledAt)
 }).annotate({ identifier: "SendEmailRequest" })
 export type SendEmailRequest = typeof SendEmailRequest.Type
 
@@ -328,6 +331,23 @@ export const DeleteByIdResponse = Schema.Struct({
   attachment_id: AttachmentId
 }).annotate({ identifier: "DeleteByIdResponse" })
 export type DeleteByIdResponse = typeof DeleteByIdResponse.Type
+
+// --- sending later and sending many (internal/wireSchedule.ts) -------------------------------------
+
+export {
+  /** `POST /emails/{id}/cancel`'s answer: `{message_id, status: "cancelled"}`. */
+  CancelResponse,
+  /** The most send requests one batch holds: 100. */
+  maxBatchItems,
+  /** `PATCH /emails/{id}`'s body: `{scheduled_at}`. */
+  RescheduleRequest,
+  /** `scheduled_at`: RFC 3339 with an offset, decoded to UTC ISO 8601. */
+  ScheduledAt,
+  /** A scheduled send's answer (202): `{message_id, status: "scheduled", scheduled_at, suppressed?}`. */
+  ScheduledEmailResponse,
+  /** `POST /emails/batch`'s answer: `{data, errors}`. */
+  SendBatchResponse
+} from "./internal/wireSchedule.js"
 
 // --- message records and suppressions (internal/wireMessages.ts) ---------------------------------
 

@@ -3,7 +3,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline, Readable } from "node:stream"
 import { Cause, Effect, Exit, type Layer, ManagedRuntime } from "effect"
-import { BodyAlreadyRead, BytesNotKept, bodyOf, headerOf, readBody } from "./internal/nodeRequest.js"
+import * as Mounted from "./internal/mounted.js"
+import { BodyAlreadyRead, BytesNotKept, bodyOf, headerOf, mountIn, mountOf, readBody } from "./internal/nodeRequest.js"
 import * as Router from "./internal/router.js"
 
 /** The router's options, and what the Node handler does with a request it does not serve. */
@@ -39,7 +40,12 @@ const discard = (body: ReadableStream | null) => {
   if (body !== null && !body.locked) body.cancel().catch(() => undefined)
 }
 
-const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): NodeHandler => {
+/**
+ * The Node handler. `fixed`: a mount the caller knows and the framework leaves in `req.url` (the
+ * Fastify plugin's prefix), taken off before routing; without it, a mount the framework took off
+ * itself is read from the request (Express's `req.baseUrl`) when a link needs it.
+ */
+const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options, fixed?: string): NodeHandler => {
   const logError = options.logError ?? ((message: string) => console.error(message))
   let warned = false
   let warnedBytes = false
@@ -47,9 +53,16 @@ const nodeHandler = (handle: ReturnType<typeof Router.make>, options: Options): 
     let oversized = false
     const target = req.url ?? "/"
     const mark = target.indexOf("?")
+    let pathname = mark === -1 ? target : target.slice(0, mark)
+    const mount = fixed === undefined ? undefined : mountIn(pathname, fixed)
+    if (mount) pathname = pathname.slice(mount.length) || "/"
     const incoming: Router.Incoming = {
       method: req.method ?? "GET",
-      pathname: mark === -1 ? target : target.slice(0, mark),
+      pathname,
+      // Read only by the routes that hand out links (not POST /emails).
+      get mount() {
+        return mount ?? mountOf(req)
+      },
       // Parsed only by the routes that read it (not POST /emails).
       get query() {
         return new URLSearchParams(mark === -1 ? "" : target.slice(mark + 1))
@@ -161,6 +174,8 @@ const webHandler = (handle: ReturnType<typeof Router.make>): WebHandler => {
     const answer = await handle({
       method: request.method,
       pathname: url.pathname,
+      // The whole URL reaches a Web handler: its mount is `basePath`.
+      mount: "",
       query: url.searchParams,
       header: (name) => request.headers.get(name) ?? undefined,
       body: async (limit) => {
@@ -194,11 +209,15 @@ const webHandler = (handle: ReturnType<typeof Router.make>): WebHandler => {
   }
 }
 
+const trimMount = (mount: string) => mount.replace(/\/+$/, "")
+
 /** Both handlers over the services of the current Effect context. */
 export const make = (options: Options = {}): Effect.Effect<Handlers, never, Services> =>
   Effect.map(Effect.context<Services>(), (context) => {
     const handle = Router.make(Effect.runPromiseExitWith(context), options)
-    return { node: nodeHandler(handle, options), web: webHandler(handle) }
+    return Mounted.register({ node: nodeHandler(handle, options), web: webHandler(handle) }, (mount) =>
+      nodeHandler(handle, options, trimMount(mount))
+    )
   })
 
 /** The handlers of a layer being built, and how to wait for it and dispose of it. */
@@ -231,5 +250,11 @@ export const fromLayer = <E>(layer: Layer.Layer<Services, E>, options: Options =
     (cause: unknown) => Promise.reject(startupError(cause))
   )
   const handle = Router.make((effect) => runtime.runPromiseExit(effect), options)
-  return { node: nodeHandler(handle, options), web: webHandler(handle), ready, dispose: () => runtime.dispose() }
+  const started = {
+    node: nodeHandler(handle, options),
+    web: webHandler(handle),
+    ready,
+    dispose: () => runtime.dispose()
+  }
+  return Mounted.register(started, (mount) => nodeHandler(handle, options, trimMount(mount)))
 }

@@ -4,6 +4,7 @@ import { Wire } from "@mailroom/core"
 import { Schema } from "effect"
 import * as MessagesDocument from "./internal/openApiMessages.js"
 import { errorResponse, jsonBody, retryAfter, type Shape, shapes, success } from "./internal/openApiParts.js"
+import * as ScheduleDocument from "./internal/openApiSchedule.js"
 
 type JsonObject = Record<string, unknown>
 
@@ -11,11 +12,13 @@ type JsonObject = Record<string, unknown>
 export interface DocumentOptions {
   /** The origin clients reach the service at, e.g. "https://mail.example.com": the document's `servers`. */
   readonly publicUrl?: string
+  /** Prefix of the base variant's paths, e.g. "/mail". Default "". */
   readonly basePath?: string
   /** The largest `content_length` a presign accepts (core's `Attachments` says). Default 25 MiB. */
   readonly maxUploadBytes?: number
   /** Whether a presign must declare `content_length` (core's `Attachments` says). Default false. */
   readonly requireContentLength?: boolean
+  /** Prefix before `/v1` of the versioned variant's paths. Default `basePath`. */
   readonly v1BasePath?: string
   /** Names of the providers' delivery webhooks served at `POST {basePath}/webhooks/{name}`. */
   readonly webhooks?: ReadonlyArray<string>
@@ -54,7 +57,7 @@ const webhookPath = (name: string) => ({
 /** The OpenAPI 3.1 document of both API variants. */
 export const document = (options: DocumentOptions = {}): JsonObject => {
   const base = options.basePath ?? ""
-  const v1 = `${options.v1BasePath ?? ""}/v1`
+  const v1 = `${options.v1BasePath ?? base}/v1`
   const components: Record<string, unknown> = {
     errorsBody: shapes.errors,
     errorBody: shapes.error,
@@ -70,7 +73,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     DeleteByKeyResponse: Wire.DeleteByKeyResponse,
     DeleteByIdRequest: Wire.DeleteByIdRequest,
     DeleteByIdResponse: Wire.DeleteByIdResponse,
-    ...MessagesDocument.schemas
+    ...MessagesDocument.schemas,
+    ...ScheduleDocument.schemas
   })) {
     const generated = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
     for (const [definition, value] of Object.entries(generated.definitions)) {
@@ -155,6 +159,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
           requestBody: jsonBody("SendEmailRequest"),
           responses: {
             ...success("201", "SendEmailResponse", "Sent"),
+            ...ScheduleDocument.scheduledResponse,
             "400": errorResponse("errors", "Invalid request: one message per problem"),
             ...unauthorized("message"),
             "409": errorResponse("error", "Idempotency-Key reused with another body, or still in flight"),
@@ -173,6 +178,11 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
         get: MessagesDocument.listEmails
       },
       ...MessagesDocument.paths(base),
+      [`${base}/emails/{id}`]: {
+        ...MessagesDocument.paths(base)[`${base}/emails/{id}`],
+        patch: ScheduleDocument.reschedule
+      },
+      ...ScheduleDocument.paths(base),
       [`${base}/attachments/presign`]: presign(apiKey, baseAttachment),
       [`${base}/attachments/download`]: {
         get: {

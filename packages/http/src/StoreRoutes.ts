@@ -7,3 +7,6 @@ export type StoreRoutes = Core.StoreRoutes
 
 /** The service key, core's own: the disk store provides it, the handler reads it when present. */
 export const StoreRoutes = Core.StoreRoutes
+
+/** The path the request being served reached the service's base routes at: core's `StoreRoutes.MountPath`. */
+export const MountPath = Core.MountPath

@@ -7,6 +7,7 @@ import bodyParser from "body-parser"
 import express, { type RequestHandler } from "express"
 import Fastify from "fastify"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { MailroomFastify } from "../src/fastify.js"
 import { MailroomHandler } from "../src/index.js"
 import { keys, makeWorld, type World } from "./world.js"
 
@@ -245,35 +246,11 @@ describe("mounted before express.json(), as the README shows", () => {
 })
 
 describe("in Fastify", () => {
-  const start = async (keepFastifyParsers: boolean) => {
+  it("as @mailroom/http/fastify's plugin, whose scope leaves bodies unparsed: a JSON file is stored exactly, past Fastify's body limit", async () => {
     const world = makeWorld()
-    const mailroom = MailroomHandler.fromLayer(world.layer, {
-      basePath: "/mail",
-      v1BasePath: "/mail",
-      logError: (m) => world.control.logged.push(m)
-    })
-    await mailroom.ready
     const app = Fastify({ bodyLimit: 100 * 1024 })
-    await app.register(
-      async (scope) => {
-        // As examples/fastify does: this scope leaves every body in the stream for mailroom.
-        if (!keepFastifyParsers) {
-          scope.removeAllContentTypeParsers()
-          scope.addContentTypeParser("*", (_request, _payload, done) => done(null))
-        }
-        scope.all("/*", async (request, reply) => {
-          reply.hijack()
-          await mailroom.node(request.raw, reply.raw)
-        })
-      },
-      { prefix: "/mail" }
-    )
-    const url = await app.listen({ port: 0, host: "127.0.0.1" })
-    return { url: `${url}/mail`, world, mailroom, close: () => app.close().then(mailroom.dispose) }
-  }
-
-  it("as a plugin whose scope leaves bodies unparsed: a JSON file is stored exactly, past Fastify's body limit", async () => {
-    const { url, close } = await start(false)
+    await app.register(MailroomFastify.plugin, { prefix: "/mail", layer: world.layer })
+    const url = `${await app.listen({ port: 0, host: "127.0.0.1" })}/mail`
     try {
       for (const bytes of [jsonFile(), jsonFile(200 * 1024)]) {
         const result = await uploadJson(bytes, { base: url })
@@ -281,12 +258,29 @@ describe("in Fastify", () => {
         assert.deepStrictEqual(result.stored, bytes)
       }
     } finally {
-      await close()
+      await app.close()
     }
   })
 
-  it("with Fastify's JSON parser left on: the JSON file is refused, saying why, never rewritten", async () => {
-    const { url, world, mailroom, close } = await start(true)
+  it("by hand with Fastify's JSON parser left on: the JSON file is refused, saying why, never rewritten", async () => {
+    const world = makeWorld()
+    const mailroom = MailroomHandler.fromLayer(world.layer, {
+      basePath: "/mail",
+      logError: (m) => world.control.logged.push(m)
+    })
+    await mailroom.ready
+    const app = Fastify({ bodyLimit: 100 * 1024 })
+    await app.register(
+      async (scope) => {
+        scope.all("/*", async (request, reply) => {
+          reply.hijack()
+          await mailroom.node(request.raw, reply.raw)
+        })
+      },
+      { prefix: "/mail" }
+    )
+    const url = `${await app.listen({ port: 0, host: "127.0.0.1" })}/mail`
+    const close = () => app.close().then(mailroom.dispose)
     try {
       // Fastify's parser also takes presign's body (a 400 there, as the README says): presign directly.
       const api = { base: "http://localhost/mail", fetch: webFetch(mailroom) }
@@ -301,7 +295,7 @@ describe("in Fastify", () => {
 describe("as a Next.js App Router route handler (the Web handler, called with the Request as sent)", () => {
   it("stores a JSON file as the exact bytes sent, past Next.js's 1 MB Pages-router body limit", async () => {
     const world = makeWorld()
-    const mailroom = MailroomHandler.fromLayer(world.layer, { basePath: "/api/mail", v1BasePath: "/api/mail" })
+    const mailroom = MailroomHandler.fromLayer(world.layer, { basePath: "/api/mail" })
     try {
       for (const bytes of [jsonFile(), jsonFile(1536 * 1024)]) {
         // app/api/mail/[...path]/route.ts exports mailroom.web as GET, POST, PUT and DELETE.

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net"
 import { createAdaptorServer } from "@hono/node-server"
 import {
   EmailProvider,
+  IdempotencyStore,
   Mailroom,
   MailroomError,
   MessageLog,
@@ -32,9 +33,13 @@ export const makeWorld = () => {
     endlessCancelled: false,
     /** The message log and suppression list: reachable, unreachable (`Unavailable`) or failing unexpectedly. */
     messages: "up" as "up" | "down" | "broken",
+    /** The Idempotency-Key store: working, or failing unexpectedly. */
+    idempotency: "up" as "up" | "broken",
     logged: [] as Array<string>,
     /** Every key the service asked the store about (head, read, get, presign, delete), in order. */
-    asked: [] as Array<string>
+    asked: [] as Array<string>,
+    /** The `StoreRoutes.MountPath` each presign ran under, in order: where the disk store would sign it. */
+    mounts: [] as Array<string>
   }
   const broken = Effect.fail(
     new ObjectStore.ObjectStoreError({
@@ -43,14 +48,20 @@ export const makeWorld = () => {
     })
   )
   const ask = (key: string) => Effect.sync(() => void control.asked.push(key))
+  const seeMount = Effect.flatMap(Effect.service(StoreRoutes.MountPath), (mount) =>
+    Effect.sync(() => void control.mounts.push(mount))
+  )
   const store: ObjectStore.ObjectStore = {
     ...memory,
     head: (key) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.head(key)),
     get: (key) => Effect.andThen(ask(key), memory.get(key)),
     read: (key, options) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.read(key, options)),
     presignPut: (options) =>
-      Effect.andThen(ask(options.key), control.storeBroken ? broken : memory.presignPut(options)),
-    presignGet: (options) => Effect.andThen(ask(options.key), memory.presignGet(options)),
+      Effect.andThen(ask(options.key), seeMount).pipe(
+        Effect.andThen(control.storeBroken ? broken : memory.presignPut(options))
+      ),
+    presignGet: (options) =>
+      Effect.andThen(ask(options.key), seeMount).pipe(Effect.andThen(memory.presignGet(options))),
     delete: (key) => Effect.andThen(ask(key), control.storeBroken ? broken : memory.delete(key))
   }
   // Like the disk store: the URLs it hands out could be served by this handler under a prefix.
@@ -135,6 +146,16 @@ export const makeWorld = () => {
       Layer.succeed(MessageLog.MessageLog, breakable(MessageLog.makeMemory())),
       Layer.succeed(Suppressions.Suppressions, breakable(Suppressions.makeMemory()))
     ),
+    idempotency: Layer.sync(IdempotencyStore.IdempotencyStore, () => {
+      const memory = IdempotencyStore.makeMemory()
+      return {
+        ...memory,
+        reserve: (scope, fingerprint) =>
+          control.idempotency === "broken"
+            ? Effect.die(new Error("the store broke"))
+            : memory.reserve(scope, fingerprint)
+      }
+    }),
     mailer: { retry: { maxAttempts: 1 } }
   })
   return { memory, provider, control, layer }

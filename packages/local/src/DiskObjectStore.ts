@@ -1,5 +1,6 @@
 // The embedded ObjectStore: objects as files under one directory, with HMAC-signed URLs that the
 // store serves itself through `routes` (mounted by @mailroom/http under `{basePath}{pathPrefix}`).
+import type { KeyObject } from "node:crypto"
 import { unlink } from "node:fs/promises"
 import * as path from "node:path"
 import { ObjectStore, StoreRoutes } from "@mailroom/core"
@@ -17,8 +18,10 @@ export interface ConfigOptions {
   /** Directory that holds the objects (`{dir}/objects/<key>`) and unfinished uploads (`{dir}/.tmp/`). Created when needed. */
   readonly dir: string
   /**
-   * Origin (and path, if the service is mounted below one) that clients reach the service at, such
-   * as `http://127.0.0.1:3000`. Signed URLs are `{publicUrl}{pathPrefix}{key}?...`.
+   * Where clients reach the service, such as `http://127.0.0.1:3000`. An origin alone is followed by
+   * the path the request reached @mailroom/http's handler at (`/mail` under `app.use("/mail", ...)`):
+   * signed URLs are `{publicUrl}{mount}{pathPrefix}{key}?...`. A path in it is used as it is, for a
+   * reverse proxy in front that strips or adds a prefix: `https://example.com/api/mail`.
    */
   readonly publicUrl: string
   /** Secret the URLs are signed with (HMAC-SHA256). Anyone who knows it can forge URLs. */
@@ -65,9 +68,11 @@ const filenameProblem = (filename: string) =>
 
 /** The options made usable. */
 interface Settings {
-  readonly secret: string
+  readonly secret: KeyObject
   /** `publicUrl` without a trailing "/". */
   readonly origin: string
+  /** Whether `publicUrl` is an origin alone, followed by the path each request reached the handler at. */
+  readonly followsMount: boolean
   readonly pathPrefix: string
   readonly maxUploadBytes: number
   readonly objectsRoot: string
@@ -106,8 +111,9 @@ const checkOptions = (options: Options): Effect.Effect<Settings, Config.ConfigEr
     return {
       idleMillis: Math.max(1, Math.round(Duration.toMillis(idle))),
       maxOpenFiles,
-      secret,
+      secret: Signing.keyOf(secret),
       origin: `${publicUrl.origin}${publicUrl.pathname.replace(/\/+$/, "")}`,
+      followsMount: publicUrl.pathname === "/",
       pathPrefix,
       maxUploadBytes,
       objectsRoot: path.join(dir, "objects"),
@@ -138,14 +144,17 @@ export const make = (options: Options): Effect.Effect<DiskObjectStore, Config.Co
   })
 
 const build = (
-  { secret, origin, pathPrefix, maxUploadBytes, objectsRoot, tmpDir, idleMillis, maxOpenFiles }: Settings,
+  { secret, origin, followsMount, pathPrefix, maxUploadBytes, objectsRoot, tmpDir, idleMillis, maxOpenFiles }: Settings,
   now: () => number,
   logError: (message: string) => void
 ): DiskObjectStore => {
   const fileOf = (key: string) => Keys.pathOf(objectsRoot, key)
 
-  const urlOf = (grant: Signing.Grant) => {
-    const url = new URL(`${origin}${pathPrefix}${grant.key.split("/").map(encodeURIComponent).join("/")}`)
+  // The signature covers the key, not the path before it: a URL is good under any mount that serves it.
+  const mountPath = followsMount ? Effect.service(StoreRoutes.MountPath) : Effect.succeed("")
+
+  const urlOf = (grant: Signing.Grant, mount: string) => {
+    const url = new URL(`${origin}${mount}${pathPrefix}${grant.key.split("/").map(encodeURIComponent).join("/")}`)
     if (grant.contentType !== undefined) url.searchParams.set("content-type", grant.contentType)
     if (grant.contentLength !== undefined) url.searchParams.set("content-length", grant.contentLength)
     if (grant.filename !== undefined) url.searchParams.set("filename", grant.filename)
@@ -187,13 +196,16 @@ const build = (
         )
       }
       const expires = yield* expiresAt("presignPut", expiresIn)
-      return urlOf({
-        method: "PUT",
-        key,
-        expires,
-        contentType,
-        ...(contentLength === undefined ? {} : { contentLength: String(contentLength) })
-      })
+      return urlOf(
+        {
+          method: "PUT",
+          key,
+          expires,
+          contentType,
+          ...(contentLength === undefined ? {} : { contentLength: String(contentLength) })
+        },
+        yield* mountPath
+      )
     })
 
   const presignGet = ({ key, expiresIn, filename }: ObjectStore.PresignGetOptions) =>
@@ -202,7 +214,7 @@ const build = (
       const problem = filename === undefined ? undefined : filenameProblem(filename)
       if (problem !== undefined) return yield* Errors.invalid("presignGet", problem)
       const expires = yield* expiresAt("presignGet", expiresIn)
-      return urlOf({ method: "GET", key, expires, ...(filename === undefined ? {} : { filename }) })
+      return urlOf({ method: "GET", key, expires, ...(filename === undefined ? {} : { filename }) }, yield* mountPath)
     })
 
   const head = (key: string) =>

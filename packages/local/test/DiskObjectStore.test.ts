@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { it as effectIt } from "@effect/vitest"
 import { createAdaptorServer } from "@hono/node-server"
-import { ObjectStore } from "@mailroom/core"
+import { ObjectStore, StoreRoutes } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { expectConfigError, ObjectStoreSuite } from "@mailroom/core/testing"
 import { Clock, Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
@@ -201,7 +201,7 @@ describe("DiskObjectStore", () => {
         const url = new URL(`${served.origin}/_mailroom/storage/${encodeURIComponent(key)}`)
         url.searchParams.set("content-type", "text/plain")
         url.searchParams.set("expires", expires)
-        url.searchParams.set("signature", Signing.sign("test-signing-secret", grant))
+        url.searchParams.set("signature", Signing.sign(Signing.keyOf("test-signing-secret"), grant))
         await refusal(await put(url.toString(), "text/plain", "escaped"), 403)
       }
       assertOnlyStoreIn(await readdir(served.base))
@@ -680,9 +680,34 @@ describe("DiskObjectStore", () => {
           pathPrefix: "/files/"
         })
       )
-      const url = new URL(await run(store.presignPut({ key: "a/b.txt", contentType: "text/plain", expiresIn: 60 })))
+      // A path is where clients reach the service (behind a proxy): used as it is, whatever the mount.
+      const presign = store.presignPut({ key: "a/b.txt", contentType: "text/plain", expiresIn: 60 })
+      const url = new URL(await run(presign.pipe(Effect.provideService(StoreRoutes.MountPath, "/mail"))))
       assert.strictEqual(`${url.origin}${url.pathname}`, "https://mail.example/api/files/a/b.txt")
       assert.strictEqual(store.routes.pathPrefix, "/files/")
+    })
+
+    it("a publicUrl that is an origin alone signs under the mount the handler reached it at", async () => {
+      const store = await run(
+        DiskObjectStore.make({ dir: "/tmp/unused", publicUrl: "https://mail.example/", signingSecret: "s" })
+      )
+      const under = (mount: string | undefined) => {
+        const key = "a/b.txt"
+        const both = Effect.all([
+          store.presignPut({ key, contentType: "text/plain", expiresIn: 60 }),
+          store.presignGet({ key, expiresIn: 60 })
+        ])
+        const signed = mount === undefined ? both : both.pipe(Effect.provideService(StoreRoutes.MountPath, mount))
+        return run(signed).then((urls) => urls.map((u) => `${new URL(u).origin}${new URL(u).pathname}`))
+      }
+      assert.deepStrictEqual(await under("/mail"), [
+        "https://mail.example/mail/_mailroom/storage/a/b.txt",
+        "https://mail.example/mail/_mailroom/storage/a/b.txt"
+      ])
+      assert.deepStrictEqual(await under(undefined), [
+        "https://mail.example/_mailroom/storage/a/b.txt",
+        "https://mail.example/_mailroom/storage/a/b.txt"
+      ])
     })
 
     it("refuses a content type that is not a header value, and a non-positive lifetime", async () => {

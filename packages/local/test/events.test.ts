@@ -1,6 +1,6 @@
 // The outbox's delivery events on the embedded defaults, in process: a send through Mailroom.make
 // reaches a subscriber as one event per recipient, and the .eml names the sending organisation.
-import { mkdtemp, readFile, rm } from "node:fs/promises"
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { type MailEvent, Mailroom, Organizations, type ProviderError } from "@mailroom/core"
@@ -132,5 +132,74 @@ describe("the outbox's events", () => {
       )
     )
     assert.strictEqual(error.reason._tag, "InvalidRequest")
+  })
+
+  it("simulator addresses pass the sandbox and act out their outcomes: states, suppressions, a delayed delivery", async () => {
+    const events: Array<MailEvent.MailEvent> = []
+    let delivered: () => void = () => {}
+    const laterDelivery = new Promise<void>((resolve) => {
+      delivered = resolve
+    })
+    const stop = await mailroom.onEvent((event) => {
+      events.push(event)
+      if (event.type === "delivered" && event.recipient === "delayed+x@simulator.mailroom.test") delivered()
+    })
+    const { response } = await mailroom.send(
+      { orgId: "org_acme" },
+      {
+        from: "hi@acme.example",
+        to: ["bounced@simulator.mailroom.test", "complained+bob@simulator.mailroom.test"],
+        cc: ["delayed+x@simulator.mailroom.test"],
+        subject: "Hi",
+        body: { text: "x" }
+      }
+    )
+    const now = await mailroom.getEmail({ orgId: "org_acme" }, response.message_id)
+    assert.deepStrictEqual(
+      now.recipients.map((r) => [r.email, r.state]),
+      [
+        ["bounced@simulator.mailroom.test", "bounced"],
+        ["complained+bob@simulator.mailroom.test", "complained"],
+        ["delayed+x@simulator.mailroom.test", "delivery_delayed"]
+      ]
+    )
+    await laterDelivery
+    await stop()
+    const later = await mailroom.getEmail({ orgId: "org_acme" }, response.message_id)
+    assert.strictEqual(later.recipients[2]?.state, "delivered")
+    assert.deepStrictEqual(
+      events.map((e) => [e.type, e.recipient, e.provider]),
+      [
+        ["bounced", "bounced@simulator.mailroom.test", "outbox"],
+        ["delivered", "complained+bob@simulator.mailroom.test", "outbox"],
+        ["complained", "complained+bob@simulator.mailroom.test", "outbox"],
+        ["deferred", "delayed+x@simulator.mailroom.test", "outbox"],
+        ["delivered", "delayed+x@simulator.mailroom.test", "outbox"]
+      ]
+    )
+    const list = await mailroom.listSuppressions({ orgId: "org_acme" })
+    assert.deepStrictEqual(list.data.map((s) => [s.email, s.reason]).sort(), [
+      ["bounced@simulator.mailroom.test", "bounced"],
+      ["complained+bob@simulator.mailroom.test", "complained"]
+    ])
+    // The message was written as any other.
+    const raw = await readFile(path.join(dir, "outbox", `${response.message_id}.eml`), "utf8")
+    assert.match(raw, /^To: bounced@simulator\.mailroom\.test, complained\+bob@simulator\.mailroom\.test\r$/m)
+  })
+
+  it("a mailbox the simulator domain does not have is refused with the ones it has, and nothing is written", async () => {
+    const before = await readdir(path.join(dir, "outbox"))
+    const error = await rejection(
+      mailroom.send(
+        { orgId: "org_acme" },
+        { from: "hi@acme.example", to: ["bounce@simulator.mailroom.test"], subject: "Hi", body: { text: "x" } }
+      )
+    )
+    assert.strictEqual(error.reason._tag, "InvalidRequest")
+    assert.include(
+      error.reason.message,
+      "no mailbox bounce@simulator.mailroom.test: use delivered@simulator.mailroom.test"
+    )
+    assert.deepStrictEqual(await readdir(path.join(dir, "outbox")), before)
   })
 })

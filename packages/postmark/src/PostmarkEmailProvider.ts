@@ -1,6 +1,6 @@
 // mailroom's EmailProvider on Postmark, through the official `postmark` client: one `POST /email` per
 // message, with Postmark's limits declared so core refuses what Postmark would refuse.
-import { EmailProvider, MailEvent, ProviderError } from "@mailroom/core"
+import { EmailProvider, MailEvent, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer } from "effect"
 import { ServerClient } from "postmark"
@@ -17,6 +17,13 @@ interface CommonOptions {
    * `"category"`, as in `tags: [{ name: "category", value: "receipt" }]`.
    */
   readonly tagFrom?: string
+  /**
+   * Sends mail to mailroom's simulator addresses (`bounced@simulator.mailroom.test`...) to Postmark's
+   * bounce-testing domain instead, the outcome in `X-PM-Bounce-Type`; `PostmarkEventSource` maps its
+   * events back. See the README's table. Default false: such a message is refused, as Postmark
+   * would bounce it for real.
+   */
+  readonly simulator?: boolean
 }
 
 /** What `layerConfig` reads: the provider builds the `postmark` client from a server token. */
@@ -158,9 +165,11 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
       name: "postmark",
       limits,
       verify: verify(connect, host),
-      send: (email) =>
+      send: (given) =>
         Effect.suspend(() => {
-          const refused = refusal(email)
+          const simulated = Simulator.forVendor("postmark", given, options.simulator === true)
+          const email = "email" in simulated ? simulated.email : given
+          const refused = "refused" in simulated ? simulated.refused : refusal(email)
           if (refused !== undefined) {
             return Effect.fail(
               new ProviderError.ProviderError({
@@ -170,7 +179,7 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
             )
           }
           const { client, transportError } = connect()
-          const context = { email, forbiddenExtensions: limits.forbiddenExtensions, messageStream }
+          const context = { email: given, forbiddenExtensions: limits.forbiddenExtensions, messageStream }
           return Effect.tryPromise({
             try: () => client.sendEmail(toPostmarkMessage(email, messageStream, tagFrom)),
             catch: (error) => toProviderError(error, { ...context, transportError: transportError() })

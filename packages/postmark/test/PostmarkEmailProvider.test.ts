@@ -9,7 +9,7 @@ import { PostmarkStandIn } from "./PostmarkStandIn.js"
 
 const providerFor = (
   standIn: StandIn.StandIn,
-  options: { readonly messageStream?: string; readonly tagFrom?: string } = {}
+  options: { readonly messageStream?: string; readonly tagFrom?: string; readonly simulator?: boolean } = {}
 ) =>
   PostmarkEmailProvider.make({
     serverToken: Redacted.make(standIn.token),
@@ -250,6 +250,35 @@ describe("PostmarkEmailProvider", () => {
         assert.strictEqual(standIn.accepted.find((m) => m.messageId === messageId)?.fields.MessageStream, "receipts")
       })
     )
+  )
+
+  it.effect(
+    "simulator: true sends to Postmark's bounce-testing domain with the bounce type; refuses what it cannot",
+    () =>
+      withStandIn({}, (standIn) =>
+        Effect.gen(function* () {
+          const provider = yield* providerFor(standIn, { simulator: true })
+          const { messageId } = yield* provider.send(
+            message({ to: ["bounced+alice@simulator.mailroom.test", "carol@example.com"] })
+          )
+          const fields = standIn.accepted.find((m) => m.messageId === messageId)?.fields ?? {}
+          assert.strictEqual(fields.To, "bounced+alice@bounce-testing.postmarkapp.com, carol@example.com")
+          assert.deepStrictEqual(fields.Headers, [{ Name: "X-PM-Bounce-Type", Value: "HardBounce" }])
+          const requests = standIn.requests.length
+          for (const [to, says] of [
+            [["delivered@simulator.mailroom.test"], "sandbox server"],
+            [["bounced@simulator.mailroom.test", "complained@simulator.mailroom.test"], "one bounce type per message"]
+          ] as const) {
+            const error = yield* Effect.flip(provider.send(message({ to: [...to] })))
+            assert.strictEqual(error.reason._tag, "InvalidRequest")
+            assert.include(error.message, says)
+          }
+          const off = yield* providerFor(standIn)
+          const error = yield* Effect.flip(off.send(message({ to: ["bounced@simulator.mailroom.test"] })))
+          assert.include(error.message, "which Postmark would bounce for real")
+          assert.strictEqual(standIn.requests.length, requests, "nothing reached Postmark")
+        })
+      )
   )
 
   it.effect("tagFrom names the tag that becomes Postmark's Tag; without it no Tag is sent", () =>

@@ -43,6 +43,14 @@ describe("Postmark's documented webhook payloads", () => {
     assert.isUndefined(translated[0]?.organization_id)
   })
 
+  it("a bounce from the bounce-testing domain names the simulator address the caller sent to", async () => {
+    const payload = await fixture<Models.BounceWebhook>("bounce")
+    const translated = await events({ ...payload, Email: "bounced+alice@bounce-testing.postmarkapp.com" })
+    assert.strictEqual(translated[0]?.recipient, "bounced+alice@simulator.mailroom.test")
+    const own = await events({ ...payload, Email: "HardBounce@bounce-testing.postmarkapp.com" })
+    assert.strictEqual(own[0]?.recipient, "HardBounce@bounce-testing.postmarkapp.com")
+  })
+
   it("Delivery -> delivered", async () => {
     const payload = await fixture<Models.DeliveryWebhook>("delivery")
     assert.deepStrictEqual(summary(await events(payload)), [

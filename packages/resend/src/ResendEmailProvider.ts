@@ -106,6 +106,8 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
   Effect.map(connect(options), (connection) =>
     EmailProvider.EmailProvider.of({
       name: "resend",
+      // Resend takes two sends with one Idempotency-Key within 24 hours as one.
+      deduplicatesByKey: true,
       limits,
       // The options were checked by `connect`: a ConfigError cannot arise here.
       verify: Effect.suspend(() => checkAccess(options)).pipe(Effect.catchTag("ConfigError", (e) => Effect.die(e))),

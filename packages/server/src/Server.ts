@@ -1,36 +1,42 @@
 // The standalone service: builds the layers a config names, serves both API variants on one
 // node:http server, logs one line per request, and shuts down gracefully.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
-import { type EmailProvider, IdempotencyStore, Mailroom, MailroomError } from "@mailroom/core"
+import { Mailroom, MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
-import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
-import { type Context, Duration, type Config as EffectConfig, Layer, ManagedRuntime, Redacted } from "effect"
-import type { PersistedQueue, Redis } from "effect/persistence"
+import { type Context, Duration, Layer, ManagedRuntime } from "effect"
+import type { PersistedQueue } from "effect/persistence"
 import type { SqlError } from "effect/sql"
+import { idempotencyLayer, optional, providerLayer, storageLayer } from "./internal/adapters.js"
 import { answerClientError } from "./internal/clientError.js"
 import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
+import { redisConnections, redisUrls, sqlConnections } from "./internal/connections.js"
 import { eventSources, eventsLayer } from "./internal/events.js"
-import * as Failover from "./internal/failoverProvider.js"
 import * as Health from "./internal/health.js"
-import { lazy } from "./internal/lazy.js"
+import { observed } from "./internal/inbox/written.js"
+import * as Lines from "./internal/lines.js"
+import { messagesLayer, queueLayer, workerOptions } from "./internal/messages.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
-import * as Smtp from "./internal/smtpProvider.js"
 import * as Startup from "./internal/startup.js"
 import { ServerStartError } from "./internal/startup.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
-import { type Config, isServerConfigError, type ResendProviderConfig, ServerConfigError } from "./ServerConfig.js"
+import * as Waiting from "./internal/viewer/waiting.js"
+import { type Config, isServerConfigError, ServerConfigError } from "./ServerConfig.js"
+
+// Taken with getBuiltinModule, not imported: an ESM import of node:http builds its namespace from
+// every export, and the getter of its WebSocket export loads undici, ~25 ms of every cold start.
+const { createServer } = process.getBuiltinModule("node:http")
 
 export { isServerStartError, ServerStartError } from "./internal/startup.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
   readonly host?: string
-  /** One line per request, and start-up and shutdown notices. Default: console.log. */
+  /** One line per request, and start-up and shutdown notices. Default: stdout, the lines of one turn of the event loop in one write. */
   readonly log?: (line: string) => void
   /** The causes of 5xx answers, one line each. Default: console.error. */
   readonly logError?: (message: string) => void
@@ -61,144 +67,6 @@ const urlProblem = (value: string): string | undefined => {
   const url = new URL(value)
   return url.search !== "" || url.hash !== "" ? "must not have a query or a fragment" : undefined
 }
-
-const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
-  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
-
-const storageLayer = (storage: Config["storage"], publicUrl: string) => {
-  switch (storage.kind) {
-    case "local":
-      return DiskObjectStore.layer({
-        dir: storage.dir,
-        publicUrl,
-        signingSecret: Redacted.make(storage.signingSecret),
-        // The config checked it is a duration Effect reads.
-        ...optional("transferIdleTimeout", storage.transferIdleTimeout as Duration.Input | undefined),
-        ...optional("maxOpenFiles", storage.maxOpenFiles)
-      })
-    case "s3":
-      return lazy(async () =>
-        (await import("@mailroom/s3")).S3ObjectStore.layer({
-          bucket: storage.bucket,
-          region: storage.region,
-          ...optional("endpoint", storage.endpoint),
-          ...optional("forcePathStyle", storage.forcePathStyle),
-          ...optional("accessKeyId", storage.accessKeyId),
-          ...optional(
-            "secretAccessKey",
-            storage.secretAccessKey === undefined ? undefined : Redacted.make(storage.secretAccessKey)
-          )
-        })
-      )
-    case "gcs":
-      return lazy(async () =>
-        (await import("@mailroom/gcs")).GcsObjectStore.layer({
-          bucket: storage.bucket,
-          ...optional("projectId", storage.projectId),
-          ...optional("keyFilename", storage.keyFilename),
-          ...optional("apiEndpoint", storage.apiEndpoint)
-        })
-      )
-  }
-}
-
-const providerLayer = (
-  provider: Config["provider"]
-): Layer.Layer<EmailProvider.EmailProvider, EffectConfig.ConfigError> => {
-  switch (provider.kind) {
-    case "outbox":
-      return OutboxEmailProvider.layer({
-        dir: provider.dir,
-        ...optional("sandbox", provider.sandbox),
-        ...optional("suppressedRecipients", provider.suppressedRecipients),
-        ...optional("paused", provider.paused)
-      })
-    case "ses":
-      return lazy(async () =>
-        (await import("@mailroom/ses")).SesEmailProvider.layer({
-          region: provider.region,
-          ...optional("endpoint", provider.endpoint),
-          ...optional("configurationSetName", provider.configurationSetName),
-          ...optional("timeout", provider.timeout as Duration.Input | undefined),
-          ...optional(
-            "accessKeyId",
-            provider.accessKeyId === undefined ? undefined : Redacted.make(provider.accessKeyId)
-          ),
-          ...optional(
-            "secretAccessKey",
-            provider.secretAccessKey === undefined ? undefined : Redacted.make(provider.secretAccessKey)
-          )
-        })
-      )
-    case "smtp":
-      return lazy(async () => (await import("@mailroom/smtp")).SmtpEmailProvider.layer(Smtp.options(provider)))
-    case "postmark":
-      return lazy(async () =>
-        (await import("@mailroom/postmark")).PostmarkEmailProvider.layer({
-          serverToken: Redacted.make(provider.serverToken),
-          ...optional("requestHost", provider.requestHost),
-          ...optional("useHttps", provider.useHttps),
-          ...optional("timeout", provider.timeout as Duration.Input | undefined)
-        })
-      )
-    case "resend":
-      return lazy(async () => (await import("@mailroom/resend")).ResendEmailProvider.layer(resendOptions(provider)))
-    case "failover":
-      return Failover.layer(provider, providerLayer)
-  }
-}
-
-const resendOptions = (provider: ResendProviderConfig) => ({
-  apiKey: Redacted.make(provider.apiKey),
-  ...optional("baseUrl", provider.baseUrl),
-  ...optional("timeout", provider.timeout as Duration.Input | undefined)
-})
-
-const idempotencyLayer = (
-  idempotency: Config["idempotency"],
-  redis: (url: string) => Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>
-) => {
-  switch (idempotency.kind) {
-    case "memory":
-      return IdempotencyStore.layerMemory()
-    case "local":
-      return DiskIdempotencyStore.layer({ dir: idempotency.dir })
-    case "redis":
-      return lazy(async () =>
-        (await import("@mailroom/redis")).RedisIdempotencyStore.layerRedis(optional("prefix", idempotency.prefix))
-      ).pipe(Layer.provide(redis(idempotency.url)))
-  }
-}
-
-/**
- * One connection layer per Redis URL: a layer is built once per value within one runtime, so the
- * idempotency store and the events queue on the same Redis share one connection.
- */
-const redisConnections = (config: Config) => {
-  const connections = new Map<string, Layer.Layer<Redis.Redis, EffectConfig.ConfigError | MailroomError.Unavailable>>()
-  const fields = Startup.redisFields(config)
-  return (url: string) => {
-    let connection = connections.get(url)
-    if (connection === undefined) {
-      connection = Startup.asDependency(
-        fields.get(url) ?? "redis",
-        config,
-        lazy(async () => (await import("@mailroom/redis")).RedisConnection.layer({ url: Redacted.make(url) }))
-      )
-      connections.set(url, connection)
-    }
-    return connection
-  }
-}
-
-/** Every Redis the config names, once each: readiness pings each of them. */
-const redisUrls = (config: Config): ReadonlyArray<string> => [
-  ...new Set([
-    ...(config.idempotency.kind === "redis" ? [config.idempotency.url] : []),
-    ...(config.events?.queue.kind === "redis" ? [config.events.queue.url] : []),
-    ...(config.sending.rateLimit?.store.kind === "redis" ? [config.sending.rateLimit.store.url] : [])
-  ])
-]
 
 /**
  * What building the layers can fail with: a database or an event queue that cannot be opened, an
@@ -242,14 +110,17 @@ export const start = (config: Config, options: StartOptions = {}): Promise<Runni
   })
 
 const serve = async (config: Config, options: StartOptions): Promise<RunningServer> => {
-  const log = options.log ?? ((line: string) => console.log(line))
+  const log = options.log ?? Lines.toStdout
   const host = options.host ?? "127.0.0.1"
   // A config built in code has not been through `parse`: its URL is checked here, as the file's would be.
   const publicUrlProblem = config.publicUrl === undefined ? undefined : urlProblem(config.publicUrl)
   if (publicUrlProblem !== undefined) {
     throw new ServerConfigError({ source: "config", problems: [`publicUrl: ${publicUrlProblem}`] })
   }
-  const organizations = ServerOrganizations.make(config)
+  const sql = sqlConnections(config)
+  const organizations = ServerOrganizations.make(config, sql)
+  // The organisations of the file, whose scheduled and cancelled messages the viewer lists.
+  let organizationIds = config.organizations.map((organization) => organization.id)
   let sources: Awaited<ReturnType<typeof eventSources>>
   try {
     sources = await eventSources(config.events)
@@ -276,6 +147,7 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   const rateLimiting = RateLimiting.make(config, redis)
   const health = Health.make({
     postgres: config.organizationsSource.kind === "postgres",
+    messages: { memory: undefined, sqlite: "SQLite", postgres: "PostgreSQL" }[config.messages.kind],
     providerProblem: rateLimiting.providerProblem,
     // The disk store's uploads land in its .tmp first: the same file system as the objects.
     storageDir: config.storage.kind === "local" ? join(config.storage.dir, ".tmp") : undefined,
@@ -356,11 +228,20 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   // Aborted when the grace period is over: sends still waiting on the provider are answered then.
   const stopSends = new AbortController()
   const events = eventsLayer(config.events, redis)
+  // Set once the viewer is up; until then nobody reads the outbox's index.
+  let noteWritten = (_messageId: string) => {}
+  const provider =
+    config.provider.kind === "outbox"
+      ? observed(providerLayer(config.provider), (id) => noteWritten(id))
+      : providerLayer(config.provider)
   const layer = Mailroom.layer<LayerError>({
-    provider: inSection("provider", providerLayer(config.provider)),
+    provider: inSection("provider", provider),
     store: inSection("storage", storageLayer(config.storage, publicUrl)),
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
+    messages: inSection("messages", messagesLayer(config.messages, sql)),
+    queue: inSection("messages", queueLayer(config.messages, sql)),
+    worker: workerOptions(config.messages),
     ...optional("events", events && inSection("events", events)),
     attachments: {
       ...optional("idSecret", config.attachmentIdSecret),
@@ -379,11 +260,12 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     }
   })
   const watched = Layer.mergeAll(
-    Telemetry.registryLayer(),
+    Layer.empty,
     ...redisUrls(config).map((redisUrl) => health.watchRedis(redisUrl).pipe(Layer.provide(redis(redisUrl)))),
     ...(config.tracing === undefined ? [] : [Telemetry.tracingLayer(config.tracing)])
   )
-  const runtime = ManagedRuntime.make(Layer.merge(layer, watched))
+  // Provided to the layers too: what their own fibers count (the send queue's worker) is on /metrics.
+  const runtime = ManagedRuntime.make(Layer.merge(layer, watched).pipe(Layer.provideMerge(Telemetry.registryLayer())))
   try {
     const handlers = await runtime.runPromise(
       MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
@@ -393,7 +275,17 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     if (unusable.length > 0) throw new ServerStartError({ problems: unusable })
     if (config.provider.kind === "outbox") {
       const { logError } = options
-      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime, logError })
+      const waiting = Waiting.make(runtime, () => organizationIds)
+      viewer = await Viewer.start({
+        dir: config.provider.dir,
+        ...config.viewer,
+        host,
+        publicUrl,
+        runtime,
+        logError,
+        waiting
+      })
+      noteWritten = viewer.noteWritten
     }
     handle = handlers.node
   } catch (cause) {
@@ -426,5 +318,10 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     })()
     return closing
   }
-  return { url, config, close, reload: organizations.reload, viewer: viewer?.url }
+  const reload = (next: Config) => {
+    const others = organizations.reload(next)
+    organizationIds = next.organizations.map((organization) => organization.id)
+    return others
+  }
+  return { url, config, close, reload, viewer: viewer?.url }
 }

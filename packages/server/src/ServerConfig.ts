@@ -2,14 +2,13 @@
 // field, a wrong type or a missing secret stops start-up with a message naming the field.
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
-import { Wire } from "@mailroom/core"
 import { Duration, Schema } from "effect"
+import { type ProviderConfig, providerSection, type StorageConfig, storageSection } from "./internal/adapterConfig.js"
 import { ServerConfigError } from "./internal/configError.js"
 import {
-  type Decoded,
-  decodeKind,
+  databaseUrl,
   decodeWith,
-  nonEmpty,
+  PostgresUrl,
   positive,
   SecretOrEnv as SecretOrEnvSchema,
   Time,
@@ -17,6 +16,13 @@ import {
 } from "./internal/decode.js"
 import { Events, type EventsConfig, eventsSection } from "./internal/eventsConfig.js"
 import * as Failover from "./internal/failoverProvider.js"
+import {
+  MemoryMessages,
+  type MessagesConfig,
+  messagesSection,
+  PostgresMessages,
+  SqliteMessages
+} from "./internal/messagesConfig.js"
 import {
   Metrics,
   type MetricsConfig,
@@ -40,17 +46,36 @@ import {
 } from "./internal/stores.js"
 import { Viewer, type ViewerConfig, viewerSection } from "./internal/viewer/config.js"
 
+export {
+  GcsStorage,
+  LocalStorage,
+  OutboxProvider,
+  PostmarkProvider,
+  ResendProvider,
+  type ResendProviderConfig,
+  S3Storage,
+  SesProvider
+} from "./internal/adapterConfig.js"
 export { isServerConfigError, ServerConfigError } from "./internal/configError.js"
 export { Events, type EventsConfig } from "./internal/eventsConfig.js"
 
 const configError = (source: string, problems: ReadonlyArray<string>) => new ServerConfigError({ source, problems })
 
-export type { IdempotencyConfig, MetricsConfig, QueueConfig, RateLimitConfig, TracingConfig, ViewerConfig }
-export { LocalIdempotency, MemoryIdempotency, RedisIdempotency }
+export type {
+  IdempotencyConfig,
+  MessagesConfig,
+  MetricsConfig,
+  QueueConfig,
+  RateLimitConfig,
+  TracingConfig,
+  ViewerConfig
+}
+export { LocalIdempotency, MemoryIdempotency, MemoryMessages, PostgresMessages, RedisIdempotency, SqliteMessages }
 export type SecretOrEnv = typeof SecretOrEnvSchema.Type
 const SecretOrEnv = SecretOrEnvSchema
+export const SmtpProvider = Smtp.SmtpProvider
+export type SmtpConfig = Smtp.SmtpConfig
 
-const Secret = nonEmpty("a secret")
 const Port = Schema.Number.pipe(
   Schema.check(
     Schema.makeFilter((n: number) =>
@@ -66,17 +91,6 @@ export const Organization = Schema.Struct({
   apiKeys: Schema.optionalKey(Schema.Array(Schema.String)),
   accessTokens: Schema.optionalKey(Schema.Array(Schema.String))
 })
-
-const PostgresUrl = Schema.String.pipe(
-  Schema.check(
-    // The URL holds a password: the message never repeats it.
-    Schema.makeFilter((s: string) =>
-      URL.canParse(s) && /^postgres(ql)?:$/.test(new URL(s).protocol)
-        ? undefined
-        : "must be a postgres:// or postgresql:// URL"
-    )
-  )
-)
 
 /** Organisations read from PostgreSQL (@mailroom/postgres) instead of this file. */
 export const PostgresOrganizations = Schema.Struct({
@@ -98,78 +112,6 @@ export type OrganizationsSource =
   | { readonly kind: "config" }
   | (Omit<typeof PostgresOrganizations.Type, "url"> & { readonly url: string })
 
-export const LocalStorage = Schema.Struct({
-  kind: Schema.Literal("local"),
-  dir: nonEmpty("a directory"),
-  signingSecret: Secret,
-  transferIdleTimeout: Schema.optionalKey(Time),
-  maxOpenFiles: Schema.optionalKey(positive("a whole number above 0", true))
-})
-export const S3Storage = Schema.Struct({
-  kind: Schema.Literal("s3"),
-  bucket: nonEmpty("a bucket"),
-  region: nonEmpty("a region"),
-  endpoint: Schema.optionalKey(Url),
-  forcePathStyle: Schema.optionalKey(Schema.Boolean),
-  accessKeyId: Schema.optionalKey(Secret),
-  secretAccessKey: Schema.optionalKey(Secret)
-})
-export const GcsStorage = Schema.Struct({
-  kind: Schema.Literal("gcs"),
-  bucket: nonEmpty("a bucket"),
-  projectId: Schema.optionalKey(Schema.String),
-  keyFilename: Schema.optionalKey(Schema.String),
-  apiEndpoint: Schema.optionalKey(Url)
-})
-
-export const OutboxProvider = Schema.Struct({
-  kind: Schema.Literal("outbox"),
-  dir: nonEmpty("a directory"),
-  sandbox: Schema.optionalKey(
-    Schema.Struct({ enabled: Schema.Boolean, verifiedRecipients: Schema.Array(Wire.EmailAddress) })
-  ),
-  suppressedRecipients: Schema.optionalKey(Schema.Array(Wire.EmailAddress)),
-  paused: Schema.optionalKey(Schema.Boolean)
-})
-export const SesProvider = Schema.Struct({
-  kind: Schema.Literal("ses"),
-  region: nonEmpty("a region"),
-  endpoint: Schema.optionalKey(Url),
-  configurationSetName: Schema.optionalKey(nonEmpty("a configuration set name")),
-  accessKeyId: Schema.optionalKey(Secret),
-  secretAccessKey: Schema.optionalKey(Secret),
-  timeout: Schema.optionalKey(Time)
-})
-export const PostmarkProvider = Schema.Struct({
-  kind: Schema.Literal("postmark"),
-  serverToken: Secret,
-  requestHost: Schema.optionalKey(Schema.String),
-  useHttps: Schema.optionalKey(Schema.Boolean),
-  timeout: Schema.optionalKey(Time)
-})
-
-export const ResendProvider = Schema.Struct({
-  kind: Schema.Literal("resend"),
-  apiKey: SecretOrEnvSchema,
-  baseUrl: Schema.optionalKey(Url),
-  timeout: Schema.optionalKey(Time)
-})
-
-/** The `resend` provider section with its `{"env"}` key read. */
-export type ResendProviderConfig = Omit<typeof ResendProvider.Type, "apiKey"> & { readonly apiKey: string }
-
-const storages = { local: LocalStorage, s3: S3Storage, gcs: GcsStorage } as const
-export const SmtpProvider = Smtp.SmtpProvider
-export type SmtpConfig = Smtp.SmtpConfig
-
-const providers = {
-  outbox: OutboxProvider,
-  ses: SesProvider,
-  postmark: PostmarkProvider,
-  resend: ResendProvider,
-  smtp: SmtpProvider
-} as const
-
 export const ServerConfig = Schema.Struct({
   port: Schema.optionalKey(Port),
   publicUrl: Schema.optionalKey(Url),
@@ -180,6 +122,7 @@ export const ServerConfig = Schema.Struct({
   storage: Schema.Unknown,
   provider: Schema.Unknown,
   idempotency: Schema.optionalKey(Schema.Unknown),
+  messages: Schema.optionalKey(Schema.Unknown),
   events: Schema.optionalKey(Events),
   attachments: Schema.optionalKey(
     Schema.Struct({
@@ -210,19 +153,18 @@ export interface Config {
   /** The organisations of the file; empty when they come from elsewhere (`organizationsSource`). */
   readonly organizations: ReadonlyArray<typeof Organization.Type>
   readonly organizationsSource: OrganizationsSource
-  readonly storage: typeof LocalStorage.Type | typeof S3Storage.Type | typeof GcsStorage.Type
-  readonly provider:
-    | typeof OutboxProvider.Type
-    | typeof SesProvider.Type
-    | typeof PostmarkProvider.Type
-    | ResendProviderConfig
-    | SmtpConfig
-    | Failover.FailoverConfig
+  readonly storage: StorageConfig
+  readonly provider: ProviderConfig
   /**
    * Absent from the file: `local` beside local storage (`{storage dir}/../idempotency`), so a restart
    * forgets no key; `memory` when storage is not local.
    */
   readonly idempotency: IdempotencyConfig
+  /**
+   * Where message records and suppressions live. Absent from the file: `sqlite` at `mailroom.db` beside
+   * the local store's directory, or at `.mailroom/mailroom.db` beside the config file with S3 or GCS.
+   */
+  readonly messages: MessagesConfig
   /** Absent when the file has no `events` section: in-process subscribers only, no webhook endpoint. */
   readonly events: EventsConfig | undefined
   /** The key of the tag in attachment ids: `attachments.idSecret`, else local storage's signing secret. */
@@ -289,6 +231,8 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
             dir: idempotency.dir === undefined ? (besideStorage ?? at(".mailroom/idempotency")) : at(idempotency.dir)
           }
         : idempotency
+  const messages = messagesSection(record.messages, storage.kind === "local" ? at(storage.dir) : undefined, at, env)
+  if (messages.value === undefined) throw configError(source, messages.problems)
   const decoded = top.value as typeof ServerConfig.Type
   const events =
     decoded.events === undefined
@@ -328,6 +272,7 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
           ? { ...provider, dir: at(provider.dir) }
           : provider,
     idempotency: idempotencyConfig,
+    messages: messages.value,
     events,
     attachmentIdSecret,
     requireContentLength: decoded.attachments?.requireContentLength ?? false,
@@ -339,20 +284,6 @@ export const parse = (input: unknown, options: ParseOptions = {}): Config => {
     viewer: viewer.value
   }
 }
-
-/** The provider with the secrets it reads from the environment (`{"env": NAME}`) read. */
-type SmtpInput = typeof SmtpProvider.Type
-type ResendInput = typeof ResendProvider.Type
-/** The provider section with its `{"env": NAME}` secrets read from the environment. */
-const providerSecrets = (
-  provider: Config["provider"] | SmtpInput | ResendInput,
-  env: Readonly<Record<string, string | undefined>>
-): { readonly value: Config["provider"] } | { readonly problems: ReadonlyArray<string> } =>
-  provider.kind === "smtp"
-    ? Smtp.resolve(provider as SmtpInput, env)
-    : provider.kind === "resend"
-      ? resendSecrets(provider as ResendInput, env)
-      : { value: provider as Config["provider"] }
 
 /** The organisations: a list in the file, or where to read them from. */
 const organizationsSection = (value: unknown, env: Readonly<Record<string, string | undefined>>) => {
@@ -372,62 +303,19 @@ const organizationsSection = (value: unknown, env: Readonly<Record<string, strin
   }
   const decoded = decodeWith(PostgresOrganizations, value, "organizations")
   if (decoded.value === undefined) return { ...none, problems: decoded.problems }
-  const url = decoded.value.url ?? env.DATABASE_URL
-  if (url === undefined || url === "") {
-    return { ...none, problems: ["organizations.url: is required, or set the DATABASE_URL environment variable"] }
-  }
-  const checked = decodeWith(PostgresUrl, url, "")
-  if (checked.problems.length > 0) {
-    return { ...none, problems: ["DATABASE_URL: must be a postgres:// or postgresql:// URL"] }
-  }
-  return { ...none, organizationsSource: { ...decoded.value, url }, problems: [] }
-}
-
-/** The `resend` section with its `{"env": NAME}` key read from the environment. */
-const resendSecrets = (
-  provider: Omit<ResendProviderConfig, "apiKey"> & { readonly apiKey: SecretOrEnv },
-  env: Readonly<Record<string, string | undefined>>
-): { readonly value: Config["provider"] } | { readonly problems: ReadonlyArray<string> } => {
-  if (typeof provider.apiKey === "string") return { value: { ...provider, apiKey: provider.apiKey } }
-  const apiKey = env[provider.apiKey.env]
-  return apiKey === undefined || apiKey.trim() === ""
-    ? { problems: [`provider.apiKey: the environment variable ${provider.apiKey.env} is not set`] }
-    : { value: { ...provider, apiKey } }
-}
-
-/** One provider of any kind but failover, at `path` (`provider`, or an entry of a failover), its secrets read. */
-const singleProvider = (
-  value: unknown,
-  path: string,
-  env: Readonly<Record<string, string | undefined>>
-): Decoded<Failover.SingleProvider> => {
-  const decoded = decodeKind(path, value, providers)
-  if (decoded.value === undefined) return { problems: decoded.problems }
-  const read = providerSecrets(decoded.value as Config["provider"] | SmtpInput | ResendInput, env)
-  // The secrets' problems name their field under `provider.`; a failover's entry is further in.
-  return "value" in read
-    ? { value: read.value as Failover.SingleProvider, problems: [] }
-    : { problems: read.problems.map((p) => p.replace(/^provider\./, `${path}.`)) }
-}
-
-const providerSection = (value: unknown, env: Readonly<Record<string, string | undefined>>) => {
-  const kind = typeof value === "object" && value !== null ? (value as { kind?: unknown }).kind : undefined
-  if (value !== undefined && (typeof kind !== "string" || !(kind === "failover" || Object.hasOwn(providers, kind)))) {
-    return { problems: [`provider.kind: must be one of ${[...Object.keys(providers), "failover"].join(", ")}`] }
-  }
-  return kind === "failover"
-    ? Failover.decode(value, (entry, path) => singleProvider(entry, path, env))
-    : singleProvider(value, "provider", env)
+  const url = databaseUrl(decoded.value.url, "organizations.url", env)
+  if (url.value === undefined) return { ...none, problems: url.problems }
+  return { ...none, organizationsSource: { ...decoded.value, url: url.value }, problems: [] }
 }
 
 const sections = (record: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) => {
-  const storage = decodeKind("storage", record.storage, storages)
+  const storage = storageSection(record.storage)
   const provider = providerSection(record.provider, env)
   const organizations = organizationsSection(record.organizations, env)
   const idempotency = idempotencySection(record.idempotency, env)
   return {
-    storage: storage.value as Config["storage"],
-    provider: provider.value as Config["provider"],
+    storage: storage.value,
+    provider: provider.value as ProviderConfig,
     organizations: organizations.organizations as Config["organizations"],
     organizationsSource: organizations.organizationsSource,
     idempotency: idempotency.value,

@@ -120,7 +120,10 @@ describe("/readyz with an SMTP provider", () => {
     const before = peer.connections()
     const ready = await fetch(`${server.url}/readyz`)
     assert.strictEqual(ready.status, 200)
-    assert.deepStrictEqual(await ready.json(), { ready: true, checks: { storage: "ok", provider: "ok" } })
+    assert.deepStrictEqual(await ready.json(), {
+      ready: true,
+      checks: { storage: "ok", messages: "ok", queue: "ok", provider: "ok" }
+    })
     assert.strictEqual(peer.connections(), before + 1, "the check opened a connection of its own")
     assert.strictEqual(peer.attempts(), 0)
     await peer.close()

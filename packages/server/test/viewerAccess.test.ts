@@ -183,7 +183,7 @@ describe("access to the outbox viewer", () => {
         body: JSON.stringify({ from: "a@acme.example", to: ["bob@example.com"], subject: "Token", body: { text: "x" } })
       })
       assert.strictEqual(sent.status, 201)
-      await page.locator("#messages tbody tr[data-id]", { hasText: "Token" }).waitFor()
+      await page.locator("#messages li[data-id]", { hasText: "Token" }).waitFor()
     } finally {
       await browser.close()
     }

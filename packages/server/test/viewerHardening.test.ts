@@ -111,8 +111,17 @@ describe("the outbox viewer against a server process", () => {
       [`${viewer}events`, {}, 200],
       [`${viewer}assets/viewer.css`, {}, 200],
       [`${viewer}assets/viewer.js`, {}, 200],
+      [`${viewer}assets/favicon.svg`, {}, 200],
       [message, {}, 200],
+      [`${message}?fragment=1`, {}, 200],
       [`${message}/html`, {}, 200],
+      [`${message}/html?images=remote`, {}, 200],
+      [`${message}/attachments/0?inline=1`, {}, 200],
+      [`${viewer}api/messages`, {}, 200],
+      [`${message.replace("/messages/", "/api/messages/")}`, {}, 200],
+      [`${viewer}api/wait?timeout=1ms`, {}, 204],
+      [`${viewer}api/openapi.json`, {}, 200],
+      [`${viewer}api/messages?to=x`, {}, 400],
       [`${message}/raw`, {}, 200],
       [`${message}/attachments/0`, {}, 200],
       [`${message}/attachments/9`, {}, 404],
@@ -127,6 +136,9 @@ describe("the outbox viewer against a server process", () => {
       [`${viewer}?token=${token}`, { redirect: "manual", headers: {} }, 303],
       [message, { method: "DELETE", headers: same }, 200]
     ]
+    // An HTML attachment asked for inline is still a download: it would run as the viewer.
+    const inline = await fetch(`${server.url}${message}/attachments/0?inline=1`, { headers: withToken })
+    assert.match(inline.headers.get("content-disposition") ?? "", /^attachment;/)
     for (const [path, init, status] of cases) {
       const response = await fetch(`${server.url}${path}`, {
         ...init,
@@ -136,11 +148,13 @@ describe("the outbox viewer against a server process", () => {
       assert.strictEqual(response.status, status, what)
       const csp = response.headers.get("content-security-policy") ?? ""
       const framing = response.headers.get("x-frame-options")
-      if (path === `${message}/html`) {
-        // The message's own HTML: framed by the viewer's page only, and sandboxed.
+      if (path.startsWith(`${message}/html`)) {
+        // The message's own HTML: framed by the viewer's page only, and sandboxed; remote images only when asked.
         assert.include(csp, "frame-ancestors 'self'", what)
         assert.include(csp, "sandbox", what)
         assert.strictEqual(framing, "SAMEORIGIN", what)
+        assert.strictEqual(csp.includes("img-src data: https: http:"), path.endsWith("?images=remote"), what)
+        assert.notInclude(csp, "script-src", what)
       } else {
         assert.include(csp, "frame-ancestors 'none'", what)
         assert.include(csp, "default-src 'none'", what)

@@ -67,6 +67,7 @@ describe("the quick start's viewer URL", () => {
       await page.frameLocator("#html-part").getByText("The attachment says").waitFor()
       // Before the download's click scrolls the page: a scrolled full-page shot can miss the iframe's paint.
       await screenshot(page, "quickstart-message.png")
+      await page.locator(".tabs a", { hasText: "Attachments" }).click()
       const link = page.locator("#attachments a", { hasText: "hello.txt" })
       assert.include(await page.locator("#attachments tbody tr").textContent(), "text/plain")
       const [download] = await Promise.all([page.waitForEvent("download"), link.click()])
@@ -74,9 +75,9 @@ describe("the quick start's viewer URL", () => {
       assert.isTrue((await readFile(await download.path())).equals(attached))
 
       await page.goto(listUrl as string)
-      const row = page.locator("#messages tbody tr[data-id]", { hasText: "Hello from mailroom ✉" })
-      assert.strictEqual(await row.locator("td").nth(5).textContent(), "1")
-      assert.strictEqual(await row.locator("td").nth(1).textContent(), "org_acme")
+      const row = page.locator("#messages li[data-id]", { hasText: "Hello from mailroom ✉" })
+      assert.strictEqual(await row.locator(".attachments").textContent(), "📎 1")
+      assert.strictEqual(await row.locator(".org").textContent(), "org_acme")
       await screenshot(page, "quickstart-list.png")
     } finally {
       await browser.close()

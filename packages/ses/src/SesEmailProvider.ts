@@ -1,7 +1,7 @@
 // mailroom's EmailProvider on Amazon SES v2: one SendEmail call with Simple content (attachments
 // included) per message, and every SES failure translated into core's ProviderError.
 import { type SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
-import { EmailProvider, ProviderError } from "@mailroom/core"
+import { EmailProvider, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
 import { acquireClient, type ConnectionOptions } from "./internal/client.js"
@@ -21,6 +21,13 @@ export interface CommonOptions {
   readonly timeout?: Duration.Input | undefined
   /** SES configuration set applied to every message (event publishing, dedicated IPs). Default: none. */
   readonly configurationSetName?: string | undefined
+  /**
+   * Sends mail to mailroom's simulator addresses (`bounced@simulator.mailroom.test`...) to SES's
+   * mailbox simulator instead (`bounce+mailroom@simulator.amazonses.com`), whose events
+   * `SesEventSource` maps back; see the README's table. Default false: such a message is refused,
+   * as SES would bounce it for real.
+   */
+  readonly simulator?: boolean | undefined
 }
 
 /** What `layerConfig` reads: the provider builds its client (with `maxAttempts: 1`) from the account, region and credentials. */
@@ -168,8 +175,10 @@ export const make = (
       limits,
       verify: verify(client, secrets),
       // The SDK's call, aborted at the deadline (reported as a timeout) or when the send is interrupted.
-      send: (email) => {
-        const refused = refusal(email)
+      send: (given) => {
+        const simulated = Simulator.forVendor("ses", given, options.simulator === true)
+        const email = "email" in simulated ? simulated.email : given
+        const refused = "refused" in simulated ? simulated.refused : refusal(email)
         if (refused !== undefined) {
           return Effect.fail(
             new ProviderError.ProviderError({
@@ -186,11 +195,11 @@ export const make = (
                 abortSignal: AbortSignal.any([signal, deadline])
               }),
             catch: (error) =>
-              toProviderError(error, { email, secrets, ...(deadline.aborted ? { timedOutAfter: timeout } : {}) })
+              toProviderError(error, { email: given, secrets, ...(deadline.aborted ? { timedOutAfter: timeout } : {}) })
           }).pipe(
             Effect.flatMap((output) =>
               output.MessageId === undefined || output.MessageId === ""
-                ? Effect.fail(toProviderError(output, { email, secrets }))
+                ? Effect.fail(toProviderError(output, { email: given, secrets }))
                 : Effect.succeed({ messageId: output.MessageId })
             )
           )

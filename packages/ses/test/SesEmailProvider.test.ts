@@ -1,5 +1,5 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { EmailProvider, MailEvent } from "@mailroom/core"
+import { EmailProvider, MailEvent, ProviderError } from "@mailroom/core"
 import { EmailProviderSuite, expectConfigError, outboundEmail } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { SesEmailProvider } from "../src/index.js"
@@ -216,6 +216,45 @@ describe("SesEmailProvider on the emulator", () => {
       })
     )
   })
+})
+
+describe("SesEmailProvider with mailroom's simulator addresses", () => {
+  it.effect("simulator: true sends each to SES's mailbox simulator, labelled so SES's events map back", () =>
+    Effect.gen(function* () {
+      const email = yield* send(
+        message({
+          to: ["bounced+alice@simulator.mailroom.test", "carol@example.com"],
+          cc: ["delivered@simulator.mailroom.test"],
+          bcc: ["complained@simulator.mailroom.test", "suppressed@simulator.mailroom.test"]
+        })
+      )
+      assert.deepStrictEqual(email.destination, {
+        to: ["bounce+mailroom-alice@simulator.amazonses.com", "carol@example.com"],
+        cc: ["success+mailroom@simulator.amazonses.com"],
+        bcc: ["complaint+mailroom@simulator.amazonses.com", "suppressionlist+mailroom@simulator.amazonses.com"]
+      })
+    }).pipe(Effect.provide(ProviderLive({ simulator: true })))
+  )
+
+  it.effect("refuses, before calling SES, what SES cannot simulate, and any simulator address without the option", () =>
+    Effect.gen(function* () {
+      for (const [layer, to, says] of [
+        [ProviderLive({ simulator: true }), "delayed@simulator.mailroom.test", "no soft bounce and no delay"],
+        [ProviderLive({ simulator: true }), "bounce@simulator.mailroom.test", "no mailbox bounce@"],
+        [ProviderLive(), "bounced@simulator.mailroom.test", "which SES would bounce for real"]
+      ] as const) {
+        const error = yield* Effect.flip(
+          Effect.flatMap(EmailProvider.EmailProvider, (p) => p.send(message({ to: [to] }))).pipe(Effect.provide(layer))
+        )
+        assert.isTrue(ProviderError.isProviderError(error) && error.reason._tag === "InvalidRequest")
+        assert.include(error.message, says)
+        const store = yield* Effect.flatMap(Emulator, ({ url }) =>
+          Effect.promise(async () => (await (await fetch(`${url}/store`)).json()) as { emails: Array<unknown> })
+        )
+        assert.notInclude(JSON.stringify(store), "simulator.mailroom.test", "nothing reached SES")
+      }
+    }).pipe(Effect.provide(EmulatorLive))
+  )
 })
 
 describe("SesEmailProvider.layerConfig", () => {

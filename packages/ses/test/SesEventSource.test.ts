@@ -281,6 +281,28 @@ describe("AWS's documented SES records, each through a signed SNS notification",
     )
   })
 
+  it("a bounce from the mailbox simulator names the simulator address the caller sent to; SES's own stay as they are", async () => {
+    const record = await fixture<{
+      bounce: { bouncedRecipients: Array<{ emailAddress: string }> }
+      mail: { tags: Record<string, unknown> }
+    }>("bounce")
+    record.mail.tags[MailEvent.organizationKey] = ["org_acme"]
+    record.bounce.bouncedRecipients = [
+      { emailAddress: "bounce+mailroom-alice@simulator.amazonses.com" },
+      { emailAddress: "bounce+mailroom@simulator.amazonses.com" },
+      { emailAddress: "bounce+label@simulator.amazonses.com" }
+    ]
+    const translated = await events(world().source, sign(notification(record)))
+    assert.deepStrictEqual(
+      translated.map((e) => [e.type, e.recipient, e.bounce?.kind]),
+      [
+        ["bounced", "bounced+alice@simulator.mailroom.test", "hard"],
+        ["bounced", "bounced@simulator.mailroom.test", "hard"],
+        ["bounced", "bounce+label@simulator.amazonses.com", "hard"]
+      ]
+    )
+  })
+
   it("the send's mailroom-message tag names the message; SES's own id becomes provider_message_id", async () => {
     const own = "0195f0c8-7d3e-7c41-9d2b-5b1e2f3a4c5d"
     const { source } = world()

@@ -14,7 +14,7 @@ export type Options = ConfigOptions
 
 const columns = "email, reason, created_at, message_id, detail"
 
-const build = ({ sql, run }: Database): Suppressions.Suppressions =>
+const build = ({ sql, read, run }: Database): Suppressions.Suppressions =>
   Suppressions.Suppressions.of({
     add: (organizationId, entries, now) => {
       // Normalised first, so that two spellings of one address in one call add it once.
@@ -78,10 +78,13 @@ const build = ({ sql, run }: Database): Suppressions.Suppressions =>
     check: (organizationId, emails) => {
       const wanted = [...new Set(emails.map(Suppressions.normalize))]
       if (wanted.length === 0) return Effect.succeed([])
+      // On every send: straight on the connection where the client offers it (see `Database.write`).
       return run(
         "checking suppressions",
-        sql<Suppressions.Suppression>`SELECT ${sql.literal(columns)} FROM mailroom_suppressions
-          WHERE organization_id = ${organizationId} AND email IN ${sql.in(wanted)}`
+        read((execute) =>
+          execute(sql<Suppressions.Suppression>`SELECT ${sql.literal(columns)} FROM mailroom_suppressions
+            WHERE organization_id = ${organizationId} AND email IN ${sql.in(wanted)}`)
+        )
       )
     }
   })

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { MailroomError, MessageLog, Suppressions } from "@mailroom/core"
 import { expectConfigError, MessageLogSuite, newMessage, SuppressionsSuite } from "@mailroom/core/testing"
 import { startPostgresCluster } from "@mailroom/test-support"
-import { Config, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
+import { Config, ConfigProvider, Context, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, onTestFinished } from "vitest"
 import { SqlMessageLog, SqlMigrations, SqlSuppressions } from "../src/index.js"
@@ -73,7 +73,10 @@ describe("SqlMessageLog on PostgreSQL, as a fleet runs it", () => {
           FROM mailroom_sql_migrations`
         assert.deepStrictEqual(
           recorded.map((r) => [r.migration_id, r.name]),
-          [[1, "messages"]]
+          [
+            [1, "messages"],
+            [2, "queue"]
+          ]
         )
         assert.deepStrictEqual(yield* Effect.provide(SqlMigrations.run, three), [], "later runs find it current")
         const others = yield* sql`SELECT 1 FROM information_schema.tables WHERE table_name = 'mailroom_migrations'`
@@ -115,6 +118,8 @@ describe("SqlMessageLog on PostgreSQL, as a fleet runs it", () => {
           assert.match(error.message, /the database cannot be reached right now; try again later$/)
           assert.notInclude(error.message, "hunter2")
           assert.notInclude(error.message, String(cluster.port))
+          // What HTTP answers as Retry-After: a client knows when to try the send again.
+          assert.deepStrictEqual(MailroomError.isUnavailable(error) && error.retryAfter, Duration.seconds(5))
         }
 
         yield* Effect.promise(() => cluster.start())

@@ -1,4 +1,5 @@
 export { type EnvironmentChanges, withEnvironment, withoutAwsCredentials } from "./environment.ts"
+export { type MountedFlow, type MountedFlowOptions, mountedFlow, mountedFlowFile } from "./mountedFlow.ts"
 export {
   type Fault,
   type FaultServer,

@@ -97,6 +97,8 @@ const once = async <A>(transport: Transport, request: Exchange): Promise<Answer<
     // The body is read under the same timeout: an answer that stalls midway is no answer.
     const response = await transport.fetch(request.url, init)
     if (!response.ok) throw fromDetails(await details(response, request))
+    // No content (the inbox's wait that saw nothing): nothing to read.
+    if (response.status === 204) return { value: undefined as A, status: 204, headers: response.headers }
     if (request.bytes === true) {
       return {
         value: new Uint8Array(await response.arrayBuffer()) as A,

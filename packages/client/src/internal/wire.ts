@@ -31,6 +31,8 @@ export interface SendEmailRequest {
   readonly headers?: { readonly [name: string]: string }
   /** RFC 8058 one-click unsubscribe: `List-Unsubscribe` and `List-Unsubscribe-Post`. */
   readonly unsubscribe?: { readonly url: string; readonly mailto?: string }
+  /** Send later: RFC 3339 with an offset, 1 second to 30 days ahead. */
+  readonly scheduled_at?: string
 }
 
 export interface SendEmailResponse {
@@ -41,6 +43,45 @@ export interface SendEmailResponse {
   readonly attachments: ReadonlyArray<string>
   /** The recipients dropped because they are suppressed; absent when none was. */
   readonly suppressed?: ReadonlyArray<string>
+}
+
+/** The 202 of a scheduled send; also what a reschedule answers. */
+export interface ScheduledEmailResponse {
+  readonly message_id: string
+  readonly status: "scheduled"
+  /** UTC, to the millisecond. */
+  readonly scheduled_at: string
+  /** The recipients dropped because they are suppressed; absent when none was. */
+  readonly suppressed?: ReadonlyArray<string>
+}
+
+export interface RescheduleRequest {
+  readonly scheduled_at: string
+}
+
+export interface CancelResponse {
+  readonly message_id: string
+  readonly status: "cancelled"
+}
+
+/** An item of a batch that was sent, or scheduled. */
+export interface BatchAccepted {
+  readonly index: number
+  readonly message_id: string
+  readonly status: "sent" | "scheduled"
+  readonly scheduled_at?: string
+  readonly suppressed?: ReadonlyArray<string>
+}
+
+/** An item of a batch that was not: one message per problem, each naming its field. */
+export interface BatchRefused {
+  readonly index: number
+  readonly errors: ReadonlyArray<string>
+}
+
+export interface SendBatchResponse {
+  readonly data: ReadonlyArray<BatchAccepted>
+  readonly errors: ReadonlyArray<BatchRefused>
 }
 
 export interface PresignRequest {
@@ -203,4 +244,63 @@ export interface SuppressRequest {
 export interface UnsuppressResponse {
   readonly deleted: boolean
   readonly email: string
+}
+
+/** An address of a message in the outbox inbox. */
+export interface InboxAddress {
+  readonly address: string
+  readonly name: string | null
+}
+
+/** A link of a message: an `<a href>` of its HTML with the text it shows, or a URL of its text part. */
+export interface InboxLink {
+  readonly url: string
+  readonly text: string
+  readonly source: "html" | "text"
+}
+
+/** A message of the outbox, as the inbox API lists it. */
+export interface InboxMessageSummary {
+  /** The `message_id` that `POST /emails` answered. */
+  readonly id: string
+  readonly organization_id: string | null
+  readonly from: InboxAddress | null
+  readonly to: ReadonlyArray<InboxAddress>
+  readonly cc: ReadonlyArray<InboxAddress>
+  readonly bcc: ReadonlyArray<string>
+  readonly subject: string
+  /** When the outbox wrote it, to the millisecond. */
+  readonly received_at: string
+  /** Its Date header; null without one. */
+  readonly date: string | null
+  readonly size: number
+  readonly attachment_count: number
+  readonly links: ReadonlyArray<InboxLink>
+  readonly read: boolean
+}
+
+export interface InboxAttachment {
+  readonly filename: string | null
+  readonly content_type: string
+  readonly size: number
+  readonly content_id: string | null
+  readonly inline: boolean
+  /** The bytes, under the inbox's access rule. */
+  readonly download_url: string
+}
+
+/** A message of the outbox with its headers, bodies, attachments and delivery events. */
+export interface InboxMessage extends InboxMessageSummary {
+  readonly reply_to: ReadonlyArray<InboxAddress>
+  readonly headers: ReadonlyArray<{ readonly name: string; readonly value: string }>
+  readonly text: string | null
+  readonly html: string | null
+  readonly attachments: ReadonlyArray<InboxAttachment>
+  readonly events: ReadonlyArray<EmailEvent>
+  readonly raw_url: string
+}
+
+export interface InboxMessageList {
+  readonly data: ReadonlyArray<InboxMessageSummary>
+  readonly next_cursor: string | null
 }

@@ -8,6 +8,21 @@ export const headerOf = (value: string | ReadonlyArray<string> | undefined) =>
 
 export const gone = () => new Error("the client went away before the body ended")
 
+/**
+ * The path Express (or a router like it) took off `req.url` before the handler: `req.baseUrl`, "" at
+ * the root or where no framework says. Only path segments: it goes into the links handed out.
+ */
+export const mountOf = (req: IncomingMessage): string => {
+  const base = (req as { baseUrl?: unknown }).baseUrl
+  if (typeof base !== "string") return ""
+  const trimmed = base.replace(/\/+$/, "")
+  return /^(\/[^/?#\\\s]+)*$/.test(trimmed) ? trimmed : ""
+}
+
+/** `mount` when `pathname` is under it (the Fastify plugin's prefix, which Fastify leaves in the URL), else "". */
+export const mountIn = (pathname: string, mount: string): string =>
+  pathname.startsWith(mount) && (pathname.length === mount.length || pathname[mount.length] === "/") ? mount : ""
+
 /** Raised when middleware read the body and left nothing mailroom can use in `req.body`. */
 export class BodyAlreadyRead extends Error {
   constructor() {

@@ -1,7 +1,7 @@
 // How each outcome becomes a status and a body, in the shape the spec gives each operation
 // (SPEC section 7, DESIGN section 3): {"errors"}, {"message"} or {"error"}.
 import { EventSource, MailEvents, MailroomError, ProviderError } from "@mailroom/core"
-import { Duration } from "effect"
+import { Duration, type Option } from "effect"
 
 /**
  * Which error-body rules an operation follows. `emails` is every `/emails` route (400 `{errors}`);
@@ -151,3 +151,11 @@ export const describe = (error: unknown): Described | undefined => {
 
 /** A 500 tells the caller nothing internal; the cause goes to the log. */
 export const internal = (variant: Variant) => failure(variant, 500, ["internal error"])
+
+/** What a typed failure says for the log: its message (adapters keep secrets out of it), and which provider. */
+export const causeOf = (error: Option.Option<unknown>): string => {
+  if (error._tag === "None") return "unknown"
+  const value = error.value
+  if (ProviderError.isProviderError(value)) return `the ${value.provider} provider: ${value.message}`
+  return value instanceof Error ? value.message : String(value)
+}

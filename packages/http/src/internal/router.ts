@@ -6,26 +6,29 @@ import {
   Attachments,
   type EventSource,
   MailEvents,
-  Mailer,
+  type Mailer,
   type Messages,
   Organizations,
-  ProviderError,
   Wire
 } from "@mailroom/core"
 import { withSpan } from "@mailroom/core/adapter"
-import { Cause, Duration, Effect, Exit, Option } from "effect"
-import * as OpenApi from "../OpenApi.js"
+import { Cause, Duration, Effect, Exit } from "effect"
 import * as StoreRoutes from "../StoreRoutes.js"
+import * as DocumentRoute from "./documentRoute.js"
 import { maxDepth, nestsDeeperThan } from "./json.js"
 import * as MessageRoutes from "./messageRoutes.js"
 import { singleQuery } from "./query.js"
-import { describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
+import { causeOf, describe, failure, internal, type Outgoing, ok, type Variant } from "./responses.js"
+import * as StoreRoute from "./storeRoute.js"
 import { makeWebhookBody } from "./webhooks.js"
 
 /** What a transport hands the router. */
 export interface Incoming {
   readonly method: string
+  /** The path routed on: below any mount the framework took off. */
   readonly pathname: string
+  /** The path a framework took off before the handler (`req.baseUrl`), or "": for links, not routing. */
+  readonly mount: string
   readonly query: URLSearchParams
   readonly header: (name: string) => string | undefined
   /** The body, or "too-large" as soon as more than `limit` bytes arrive. */
@@ -44,16 +47,22 @@ export type Answer =
 
 export interface Options {
   /**
-   * The origin clients reach this API at, e.g. "https://mail.example.com": `servers` in
-   * `GET /openapi.json`, so generated clients know where to call. Default: none listed.
+   * Where clients reach this API, e.g. "https://mail.example.com": `servers` in `GET /openapi.json`,
+   * whose paths then carry the mount; with a path (a proxy in front strips or adds a prefix), the
+   * paths are below it. Default: none listed.
    */
   readonly publicUrl?: string
-  /** Prefix of the base variant's paths, e.g. "/mail". Default "". */
+  /**
+   * The path mailroom is at in the URLs the handler gets ("/mail" for Hono's `/mail/*`). Not where the
+   * framework takes the mount off and says so (Express's `app.use("/mail")`, the Fastify plugin). Default "".
+   */
   readonly basePath?: string
-  /** Prefix before `/v1` of the versioned variant's paths. Default "". */
+  /** Prefix before `/v1` of the versioned variant's paths, when it is not `basePath`. Default `basePath`. */
   readonly v1BasePath?: string
   /** Largest JSON body accepted, in bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number
+  /** Largest body of `POST /emails/batch` (up to 100 messages), in bytes. Default ten times `maxBodyBytes` (10 MiB). */
+  readonly maxBatchBodyBytes?: number
   /** Where the causes of 5xx answers go, one line per request. Default: console.error. Never given a credential. */
   readonly logError?: (message: string) => void
   /**
@@ -83,8 +92,11 @@ export interface Route {
   readonly method: string
   readonly variant: Variant
   readonly auth?: Credential
-  /** The body, parsed as JSON, read once the credential is known good (webhooks read their own). */
-  readonly body?: "json"
+  /**
+   * The body, parsed as JSON, read once the credential is known good (webhooks read their own);
+   * `batch` allows `maxBatchBodyBytes`.
+   */
+  readonly body?: "json" | "batch"
   readonly run: (context: Context) => Effect.Effect<Outgoing, unknown, Services>
 }
 
@@ -121,21 +133,6 @@ const routes = (
   const table = new Map<string, Array<Route>>()
   const add = (path: string, route: Route) => table.set(path, [...(table.get(path) ?? []), route])
 
-  add(`${basePath}/emails`, {
-    method: "POST",
-    variant: "emails",
-    auth: "apiKey",
-    body: "json",
-    // The hot path of the API: plain steps, no generator.
-    run: ({ request, principal, body }) =>
-      Effect.flatMap(Mailer.Mailer, (mailer) => {
-        const idempotencyKey = request.header("idempotency-key")
-        return Effect.map(
-          mailer.send(principal, body as never, idempotencyKey === undefined ? {} : { idempotencyKey }),
-          ({ response, replayed }) => ok(201, response, replayed ? { "idempotent-replayed": "true" } : {})
-        )
-      })
-  })
   for (const [path, route] of MessageRoutes.exact(basePath)) add(path, route)
   const presign = (variant: Variant, auth: Credential): Route => ({
     method: "POST",
@@ -206,35 +203,11 @@ const routes = (
         })
     })
   }
-  let document: Outgoing | undefined
-  add(`${basePath}/openapi.json`, {
-    method: "GET",
-    variant: "other",
-    run: () =>
-      Effect.gen(function* () {
-        document ??= ok(
-          200,
-          OpenApi.document({
-            basePath,
-            v1BasePath,
-            webhooks: eventSources.map((s) => s.name),
-            maxUploadBytes: (yield* attachments).maxUploadBytes,
-            requireContentLength: (yield* attachments).requiresContentLength,
-            ...(publicUrl === undefined ? {} : { publicUrl })
-          })
-        )
-        return document
-      })
-  })
+  add(
+    `${basePath}/openapi.json`,
+    DocumentRoute.make({ basePath, v1BasePath, publicUrl, webhooks: eventSources.map((s) => s.name) })
+  )
   return table
-}
-
-/** What a typed failure says for the log: its message (adapters keep secrets out of it), and which provider. */
-const causeOf = (error: Option.Option<unknown>): string => {
-  if (error._tag === "None") return "unknown"
-  const value = error.value
-  if (ProviderError.isProviderError(value)) return `the ${value.provider} provider: ${value.message}`
-  return value instanceof Error ? value.message : String(value)
 }
 
 const bearer = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
@@ -245,8 +218,9 @@ export type Runner = <A, E>(effect: Effect.Effect<A, E, Services>) => Promise<Ex
 /** Builds the request handler over whatever runs effects with the services. */
 export const make = (runPromiseExit: Runner, options: Options = {}) => {
   const basePath = trimSlash(options.basePath)
-  const v1BasePath = trimSlash(options.v1BasePath)
+  const v1BasePath = trimSlash(options.v1BasePath ?? options.basePath)
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
+  const maxBatchBodyBytes = options.maxBatchBodyBytes ?? 10 * maxBodyBytes
   const logError = options.logError ?? ((message: string) => console.error(message))
   const webhookBody = makeWebhookBody(
     {
@@ -262,8 +236,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   )
   // Looked up only when no fixed path matches: POST /emails never reaches them.
   const patterns = MessageRoutes.patterns(basePath)
-  // Stores whose URLs point back here (the local disk store) contribute routes; looked up once.
-  let storeRoutes: Promise<StoreRoutes.StoreRoutes | undefined> | undefined
+  const unrouted = StoreRoute.make(runPromiseExit, basePath)
 
   const credential = (request: Incoming, kind: Credential): Organizations.Credential | undefined => {
     if (kind === "apiKey") {
@@ -298,12 +271,16 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   }
 
   /** The JSON body, or the answer that refuses it. */
-  const readJson = async (request: Incoming, variant: Variant): Promise<Outgoing | { readonly value: unknown }> => {
+  const readJson = async (
+    request: Incoming,
+    variant: Variant,
+    limit = maxBodyBytes
+  ): Promise<Outgoing | { readonly value: unknown }> => {
     const type = request.header("content-type") ?? ""
     if (!/^application\/json\s*(;|$)/i.test(type)) {
       return failure(variant, 415, ["Content-Type must be application/json"])
     }
-    const read = await readBytes(request, variant)
+    const read = await readBytes(request, variant, limit)
     if ("status" in read) return read
     const { bytes } = read
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -341,14 +318,25 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         : Effect.flatMap(Organizations.Organizations, (organizations) => organizations.authenticate(given))
     // Read only once the credential is known good, so an unknown caller cannot make the server wait
     // for or buffer a body; read inside the effect, so each request enters the runtime once.
-    const read = route.body === "json" ? Effect.promise(() => readJson(request, route.variant)) : undefined
+    const read =
+      route.body === undefined
+        ? undefined
+        : Effect.promise(() =>
+            readJson(request, route.variant, route.body === "batch" ? maxBatchBodyBytes : maxBodyBytes)
+          )
+    const answered = Effect.flatMap(authenticated, (principal) =>
+      read === undefined
+        ? route.run({ request, principal, body: undefined, param })
+        : Effect.flatMap(read, (body) =>
+            "status" in body ? Effect.succeed(body) : route.run({ request, principal, body: body.value, param })
+          )
+    )
     const exit = await runPromiseExit(
-      Effect.flatMap(authenticated, (principal) =>
-        read === undefined
-          ? route.run({ request, principal, body: undefined, param })
-          : Effect.flatMap(read, (body) =>
-              "status" in body ? Effect.succeed(body) : route.run({ request, principal, body: body.value, param })
-            )
+      // The attachment operations (both variants) hand out the store's URLs, which a store serving
+      // them itself signs under this request's mount; no other route pays for saying it.
+      (route.variant === "attachments" || route.variant === "v1"
+        ? Effect.provideService(answered, StoreRoutes.MountPath, `${request.mount}${basePath}`)
+        : answered
       ).pipe(
         // A span per request when a tracer is provided; each path of the table is its own route.
         withSpan(`${route.method} ${template}`, {
@@ -383,27 +371,16 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
           param = matched.param
         }
       }
-      if (candidates === undefined) {
-        storeRoutes ??= runPromiseExit(Effect.serviceOption(StoreRoutes.StoreRoutes)).then((exit) =>
-          Exit.isSuccess(exit) ? Option.getOrUndefined(exit.value) : undefined
-        )
-        const contributed = await storeRoutes
-        if (contributed !== undefined && request.pathname.startsWith(`${basePath}${contributed.pathPrefix}`)) {
-          if (!contributed.methods.includes(request.method)) {
-            const allow = contributed.methods.join(", ")
-            return failure("other", 405, [`use ${allow} with a signed URL, not ${request.method}`], { allow })
-          }
-          const web = request.toWeb()
-          // Never a parser's value serialised again in place of the file: refused, and said why.
-          if (web instanceof Error) return failure("other", 500, [web.message])
-          return { web: await contributed.handle(web), idleTimeoutMillis: contributed.idleTimeoutMillis }
-        }
-        return { ...failure("other", 404, [`no route for ${request.method} ${request.pathname}`]), unrouted: true }
-      }
+      if (candidates === undefined) return await unrouted(request)
       const route = candidates.find((r) => r.method === request.method)
       if (route === undefined) {
         const allow = candidates.map((r) => r.method).join(", ")
-        return failure(candidates[0]?.variant ?? "other", 405, [`use ${allow} for ${request.pathname}`], { allow })
+        return failure(
+          candidates[0]?.variant ?? "other",
+          405,
+          [`use ${allow} for ${request.mount}${request.pathname}`],
+          { allow }
+        )
       }
       return await run(route, request, template, param).catch((cause: unknown) => {
         logError(`[mailroom] 500 on ${request.method} ${template}\n${String((cause as Error)?.stack ?? cause)}`)

@@ -3,7 +3,7 @@
 import type { EmailProvider } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 
-/** Each tag is written as `X-Mailroom-Tag-{name}: {value}` (and kept exactly in the sidecar). */
+/** Each tag is written as `X-Mailroom-Tag-{name}: {value}`, the name in the case it was given. */
 export const tagHeaderPrefix = "X-Mailroom-Tag-"
 
 /** What SES sets itself and refuses as a custom header; the outbox refuses them too. */

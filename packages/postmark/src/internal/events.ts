@@ -1,7 +1,7 @@
 // Postmark's webhook records translated into MailEvents, one per record (Postmark sends one recipient
 // per request), routed by the `mailroom-org` field of the send's Metadata and named by its
 // `mailroom-message` field.
-import { MailEvent } from "@mailroom/core"
+import { MailEvent, Simulator } from "@mailroom/core"
 import { Exit, Schema, SchemaIssue } from "effect"
 
 const text = Schema.optionalKey(Schema.NullOr(Schema.String))
@@ -121,7 +121,8 @@ export const translate = (body: unknown, receivedAt: Date): Translation => {
           provider: "postmark",
           messageId: ownMessageId ?? messageId,
           providerMessageId: messageId,
-          recipient,
+          // An address the provider sent to Postmark's bounce-testing domain is the simulator address the caller gave.
+          recipient: Simulator.fromVendor("postmark", recipient),
           occurredAt,
           organizationId,
           // The record as Postmark sent it, every field kept.

@@ -81,3 +81,30 @@ export const decodeKind = <K extends string>(
   }
   return decodeWith(schema, value, path)
 }
+
+export const PostgresUrl = Schema.String.pipe(
+  Schema.check(
+    // The URL holds a password: the message never repeats it.
+    Schema.makeFilter((s: string) =>
+      URL.canParse(s) && /^postgres(ql)?:$/.test(new URL(s).protocol)
+        ? undefined
+        : "must be a postgres:// or postgresql:// URL"
+    )
+  )
+)
+
+/** A PostgreSQL URL from the file (checked by `PostgresUrl`), else from DATABASE_URL; `path` names the field. */
+export const databaseUrl = (
+  url: string | undefined,
+  path: string,
+  env: Readonly<Record<string, string | undefined>>
+): Decoded<string> => {
+  if (url !== undefined) return { value: url, problems: [] }
+  const fromEnv = env.DATABASE_URL
+  if (fromEnv === undefined || fromEnv === "") {
+    return { problems: [`${path}: is required, or set the DATABASE_URL environment variable`] }
+  }
+  return decodeWith(PostgresUrl, fromEnv, "").problems.length > 0
+    ? { problems: ["DATABASE_URL: must be a postgres:// or postgresql:// URL"] }
+    : { value: fromEnv, problems: [] }
+}

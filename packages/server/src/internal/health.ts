@@ -1,10 +1,10 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, each Redis, the provider's own verify; the local disk and the outbox
-// can be written), for load balancers.
+// the organisations' database, the message records' database and its send queue, each Redis, the provider's own verify;
+// the local disk and the outbox can be written), for load balancers.
 import { randomUUID } from "node:crypto"
 import { mkdir, open, rm } from "node:fs/promises"
 import { join } from "node:path"
-import { EmailProvider, MailroomError, ObjectStore, Organizations } from "@mailroom/core"
+import { EmailProvider, MailroomError, MessageLog, ObjectStore, Organizations, SendQueue } from "@mailroom/core"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 
@@ -14,7 +14,12 @@ const describeUrl = (url: string) => {
   return `${protocol}//${host}`
 }
 
-type Requirements = ObjectStore.ObjectStore | Organizations.Organizations | EmailProvider.EmailProvider
+type Requirements =
+  | ObjectStore.ObjectStore
+  | Organizations.Organizations
+  | EmailProvider.EmailProvider
+  | MessageLog.MessageLog
+  | SendQueue.SendQueue
 
 /** One check: undefined when ready, else why not (safe to show: no credential, no URL password). */
 export type Check = Effect.Effect<string | undefined, never, Requirements>
@@ -85,6 +90,22 @@ const verified = (provider: EmailProvider.EmailProvider): Effect.Effect<string |
     Effect.catch((error) => Effect.succeed(`${error.provider}: ${error.message}`))
   )
 
+// A lookup of a message that does not exist reaches the records' database (nothing caches it).
+const records: Check = Effect.flatMap(MessageLog.MessageLog, (log) =>
+  log.find("_mailroom_readyz", "00000000-0000-7000-8000-000000000000").pipe(
+    Effect.as(undefined),
+    Effect.catch((error) => Effect.succeed(error.message))
+  )
+)
+
+// A read of the queue's table: a database that cannot be reached, or a table that is gone.
+const queue: Check = Effect.flatMap(SendQueue.SendQueue, (service) =>
+  service.check.pipe(
+    Effect.as(undefined),
+    Effect.catch((error) => Effect.succeed(error.message))
+  )
+)
+
 /**
  * `check` made at most every 15 seconds while it passes and every 5 seconds while it fails: a vendor
  * counts each call against the account's rate limit (Resend: 2 requests a second for the whole team),
@@ -111,6 +132,8 @@ export const throttled = (check: Check): Check => {
  */
 export const make = (options: {
   readonly postgres: boolean
+  /** What holds the message records, when it is a database that can be down ("SQLite", "PostgreSQL"). */
+  readonly messages: string | undefined
   readonly providerProblem: () => string | undefined
   /** Where the local disk store writes its uploads, when storage is local. */
   readonly storageDir?: string | undefined
@@ -185,6 +208,12 @@ export const make = (options: {
       ? []
       : [["outbox", bounded(writable(outboxDir, "the outbox directory"), "the outbox directory")] as const]),
     ...(options.postgres ? [["organizations", bounded(database, "PostgreSQL")] as const] : []),
+    ...(options.messages === undefined
+      ? []
+      : [
+          ["messages", bounded(records, options.messages)] as const,
+          ["queue", bounded(queue, options.messages)] as const
+        ]),
     ...[...pings].map(
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const

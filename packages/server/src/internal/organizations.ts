@@ -1,8 +1,9 @@
 // The server's organisations: those listed in the config file, which a reload replaces as a whole,
 // or those of a PostgreSQL database, which sees its own changes within `cacheSeconds`.
 import { Organizations } from "@mailroom/core"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { type Config, ServerConfigError } from "../ServerConfig.js"
+import type { SqlConnections } from "./connections.js"
 import { lazy } from "./lazy.js"
 
 const fromFile = (config: Config) => {
@@ -13,23 +14,24 @@ const fromFile = (config: Config) => {
   }
 }
 
-/** Throws a ServerConfigError when the file's organisations are invalid. */
-export const make = (config: Config) => {
+/**
+ * Throws a ServerConfigError when the file's organisations are invalid. Those of PostgreSQL are read
+ * through the pool `sql` opens for their URL, which the message log shares when it names the same one.
+ */
+export const make = (config: Config, sql: SqlConnections) => {
   // Requests already running finish with the organisations they started with.
   let current = fromFile(config)
   const source = config.organizationsSource
   const layer =
     source.kind === "postgres"
       ? lazy(async () =>
-          (await import("@mailroom/postgres")).PostgresOrganizations.layer({
-            url: Redacted.make(source.url),
+          (await import("@mailroom/postgres")).PostgresOrganizations.layerFromClient({
             serviceDomain: config.serviceDomain,
             ...(source.cacheSeconds === undefined ? {} : { cacheTtl: Duration.seconds(source.cacheSeconds) }),
             ...(source.timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(source.timeoutSeconds) }),
-            ...(source.cacheCapacity === undefined ? {} : { cacheCapacity: source.cacheCapacity }),
-            ...(source.maxConnections === undefined ? {} : { maxConnections: source.maxConnections })
+            ...(source.cacheCapacity === undefined ? {} : { cacheCapacity: source.cacheCapacity })
           })
-        )
+        ).pipe(Layer.provide(sql({ kind: "postgres", url: source.url })))
       : Layer.succeed(Organizations.Organizations, {
           authenticate: (credential) => Effect.suspend(() => current.authenticate(credential)),
           find: (orgId) => Effect.suspend(() => current.find(orgId)),

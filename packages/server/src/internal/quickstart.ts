@@ -35,6 +35,8 @@ Organisation ${org.id}: API key ${apiKey}${token === undefined ? "" : `, bearer 
    curl -s '${url}/attachments/download?key=KEY' -H 'x-api-key: ${apiKey}'
 5. Delete it:
    curl -s -X DELETE '${url}/attachments/delete?key=KEY' -H 'x-api-key: ${apiKey}'
+6. Read the message's record (each recipient's state and delivery events), with the message_id step 3 answered:
+   curl -s ${url}/emails/MESSAGE_ID -H 'x-api-key: ${apiKey}'
 
 Or run all of it at once: npm run quickstart${where}
 OpenAPI: ${url}/openapi.json`

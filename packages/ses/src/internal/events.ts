@@ -1,7 +1,7 @@
 // SES's event records (event publishing through SNS or EventBridge, and identity feedback
 // notifications) translated into MailEvents: one per recipient, routed by the send's `mailroom-org`
 // tag and named by its `mailroom-message` tag.
-import { MailEvent } from "@mailroom/core"
+import { MailEvent, Simulator } from "@mailroom/core"
 
 type Record_ = Readonly<Record<string, unknown>>
 
@@ -59,7 +59,8 @@ export const translate = (
       provider: "ses",
       messageId,
       providerMessageId: sesMessageId,
-      recipient,
+      // An address the provider sent to SES's mailbox simulator is the simulator address the caller gave.
+      recipient: recipient === null ? null : Simulator.fromVendor("ses", recipient),
       occurredAt,
       organizationId,
       raw: record,

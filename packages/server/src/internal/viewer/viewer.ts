@@ -1,13 +1,18 @@
-// The outbox viewer at /_mailroom/outbox/: routes, security headers, the live feed (Server-Sent Events)
-// and the delivery events remembered per message. Reached only as access.ts allows; otherwise the
-// request falls through to the API, which answers 404.
+// The outbox viewer at /_mailroom/outbox/: its routes, the live feed (Server-Sent Events) and the inbox
+// API beside it, all answered from the outbox's index or one message's file. Reached only as access.ts
+// allows; otherwise the request falls through to the API, which answers 404.
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { type MailEvent, MailEvents } from "@mailroom/core"
-import { Effect, Exit, Fiber, type ManagedRuntime, Scope, Stream } from "effect"
+import { type MailEvents, MessageLog } from "@mailroom/core"
+import { Effect, type ManagedRuntime } from "effect"
+import * as Api from "../inbox/api.js"
+import { decodeCursor, encodeCursor } from "../inbox/query.js"
+import * as Store from "../inbox/store.js"
 import * as Access from "./access.js"
 import * as Assets from "./assets.js"
-import * as Outbox from "./outbox.js"
-import { base, listPage, messagePage, missingPage, rows } from "./pages.js"
+import * as Message from "./message.js"
+import { base, pageSize, rows, shell } from "./pages.js"
+import { common, fragment, json, page, send } from "./respond.js"
+import { script } from "./script.js"
 
 export interface Options {
   readonly dir: string
@@ -17,9 +22,11 @@ export interface Options {
   readonly host: string
   /** Where browsers reach the server (the config's publicUrl, else the listening address). */
   readonly publicUrl: string
-  readonly runtime: ManagedRuntime.ManagedRuntime<MailEvents.MailEvents, unknown>
+  readonly runtime: ManagedRuntime.ManagedRuntime<MailEvents.MailEvents | MessageLog.MessageLog, unknown>
   /** Where the cause of a 500 goes; the page says only that it failed. Default: console.error. */
   readonly logError?: ((message: string) => void) | undefined
+  /** The messages scheduled or cancelled, from the message log, listed above the outbox's. Default: none. */
+  readonly waiting?: (() => Promise<ReadonlyArray<MessageLog.EmailRecord>>) | undefined
 }
 
 export interface Viewer {
@@ -28,91 +35,27 @@ export interface Viewer {
   readonly notServed: string
   /** Answers a viewer request; undefined when the request is not the viewer's to answer. */
   readonly handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined
-  /** Ends the live feeds (they would hold a graceful shutdown open) and stops watching. */
+  /** Says the outbox just wrote this message: the list, the inbox API and its waits see it at once. */
+  readonly noteWritten: (id: string) => void
+  /** Ends the live feeds and the inbox's waits (they would hold a graceful shutdown open) and stops watching. */
   readonly close: () => Promise<void>
 }
 
-const pageCsp =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-// The message's own HTML: no script, no network (images only inline), and an opaque origin even when
-// opened outside the viewer's sandboxed iframe.
-const messageCsp =
-  "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; frame-ancestors 'self'; sandbox"
-/**
- * Every viewer response, whatever it is (a page, a fragment, JSON, a redirect, the live feed, a file),
- * is written with these: nothing it holds runs, loads or is framed unless a route grants it (a page's
- * own policy, the message's HTML framed by the viewer).
- */
-const common = {
-  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; sandbox",
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-  "cross-origin-resource-policy": "same-origin"
+const assets: Readonly<Record<string, readonly [string, string]>> = {
+  "assets/viewer.css": ["text/css; charset=utf-8", Assets.css],
+  "assets/viewer.js": ["text/javascript; charset=utf-8", script],
+  "assets/favicon.svg": ["image/svg+xml", Assets.favicon]
 }
 
-const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, headers = {}) => {
-  res.writeHead(status, { ...common, "content-type": type, "content-length": Buffer.byteLength(body), ...headers })
-  res.end(body)
-}
-const page = (res: ServerResponse, body: string, headers = {}) =>
-  send(res, 200, "text/html; charset=utf-8", body, { "content-security-policy": pageCsp, ...headers })
-const json = (res: ServerResponse, status: number, body: unknown) =>
-  send(res, status, "application/json", JSON.stringify(body))
-
-/** `filename*` (RFC 6266) for any name, with an ASCII fallback for old clients. */
-const disposition = (filename: string) =>
-  `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(
-    filename
-  ).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`
-
-const mediaType = (value: string) => (/^[\w.+-]+\/[\w.+-]+$/.test(value) ? value : "application/octet-stream")
-
-/** At most this many messages' events are remembered; the oldest are forgotten first. */
-const rememberedMessages = 5000
-
-export const start = async (options: Options): Promise<Viewer> => {
-  const access = Access.make({
-    enabled: options.enabled,
-    token: options.token,
-    host: options.host,
-    secure: options.publicUrl.startsWith("https:")
-  })
-  const outbox = Outbox.make(options.dir)
-  const logError = options.logError ?? ((message: string) => console.error(message))
+/** The live feed: one `change` per change of the outbox, to every open page; it keeps the index following. */
+const makeFeeds = (index: Store.Index) => {
   const feeds = new Set<ServerResponse>()
-  const events = new Map<string, Array<MailEvent.MailEvent>>()
-  const notify = () => {
-    for (const feed of feeds) feed.write("event: change\ndata: \n\n")
-  }
-
-  const { runtime } = options
-  const scope = await runtime.runPromise(Scope.make())
-  let stopWatching = () => {}
-  let subscription: Fiber.Fiber<void, unknown> | undefined
-  if (access.served) {
-    // Subscribed before the first request is served, so no event of a send is missed.
-    const stream = await runtime.runPromise(
-      Scope.provide(scope)(Effect.flatMap(MailEvents.MailEvents, (service) => service.subscribe()))
-    )
-    subscription = runtime.runFork(
-      Stream.runForEach(stream, (event) =>
-        Effect.sync(() => {
-          const list = events.get(event.message_id) ?? []
-          if (list.length === 0) {
-            events.set(event.message_id, list)
-            if (events.size > rememberedMessages) events.delete(events.keys().next().value as string)
-          }
-          list.push(event)
-        })
-      )
-    )
-  }
-
   let closed = false
-  const feed = (req: IncomingMessage, res: ServerResponse) =>
+  let release = () => {}
+  index.onChange(() => {
+    for (const feed of feeds) feed.write("event: change\ndata: \n\n")
+  })
+  const open = (req: IncomingMessage, res: ServerResponse) =>
     new Promise<void>((resolve) => {
       // 204 tells EventSource not to reconnect: the server is shutting down.
       if (closed) {
@@ -123,130 +66,161 @@ export const start = async (options: Options): Promise<Viewer> => {
       res.writeHead(200, { ...common, "content-type": "text/event-stream" })
       res.write("retry: 2000\n\n")
       feeds.add(res)
-      // The outbox is watched only while a page of the viewer is open: nobody looking costs nothing.
-      if (feeds.size === 1) stopWatching = outbox.watch(notify)
+      // The outbox is followed only while someone looks: nobody looking costs nothing.
+      if (feeds.size === 1) release = index.hold()
+      void index.open()
       // Comments keep proxies from closing an idle stream.
       const heartbeat = setInterval(() => res.write(": ping\n\n"), 15_000)
       const done = () => {
         clearInterval(heartbeat)
-        if (feeds.delete(res) && feeds.size === 0) {
-          stopWatching()
-          stopWatching = () => {}
-        }
+        if (feeds.delete(res) && feeds.size === 0) release()
         resolve()
       }
       req.once("close", done)
       res.once("close", done)
     })
-
-  const messageRoute = async (res: ServerResponse, id: string, rest: ReadonlyArray<string>) => {
-    const message = await outbox.read(id)
-    const [part, index] = rest
-    if (message === undefined && part === undefined) {
-      return send(res, 404, "text/html; charset=utf-8", missingPage().value, { "content-security-policy": pageCsp })
-    }
-    if (message === undefined) return json(res, 404, { message: "no such message in the outbox" })
-    if (part === undefined) return page(res, messagePage(message, events.get(id) ?? []).value)
-    if (part === "html" && rest.length === 1 && message.parts.html && message.parsed.html !== false) {
-      return send(res, 200, "text/html; charset=utf-8", message.parsed.html, {
-        "content-security-policy": messageCsp,
-        // Framed by the message's page, and by nothing else.
-        "x-frame-options": "SAMEORIGIN"
-      })
-    }
-    if (part === "raw" && rest.length === 1) {
-      return send(res, 200, "message/rfc822", message.raw, { "content-disposition": disposition(`${id}.eml`) })
-    }
-    const attachment =
-      part === "attachments" && rest.length === 2 ? message.parsed.attachments[Number(index)] : undefined
-    if (attachment !== undefined && /^\d+$/.test(index ?? "")) {
-      // An attachment is never shown on the viewer's origin: a text/html one would run as the viewer.
-      return send(res, 200, mediaType(attachment.contentType), attachment.content, {
-        "content-disposition": disposition(attachment.filename ?? `attachment-${Number(index) + 1}`)
-      })
-    }
-    return json(res, 404, { message: "no such part of the message" })
-  }
-
-  const route = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
-    const path = url.pathname.slice(base.length)
-    let segments: ReadonlyArray<string>
-    try {
-      segments = path === "" ? [] : path.split("/").map(decodeURIComponent)
-    } catch {
-      return json(res, 404, { message: "not found" })
-    }
-    const method = req.method ?? "GET"
-    if (method === "DELETE") {
-      if (!access.sameOrigin(req)) return json(res, 403, { message: "a change must come from the viewer's own page" })
-      if (segments.length === 1 && segments[0] === "messages") return json(res, 200, { deleted: await outbox.clear() })
-      if (segments.length === 2 && segments[0] === "messages") {
-        const removed = await outbox.remove(segments[1] as string)
-        return removed ? json(res, 200, { deleted: 1 }) : json(res, 404, { message: "no such message in the outbox" })
-      }
-      return json(res, 404, { message: "not found" })
-    }
-    if (method !== "GET" && method !== "HEAD") return json(res, 405, { message: "the viewer answers GET and DELETE" })
-    const query = url.searchParams.get("q") ?? ""
-    switch (path) {
-      case "":
-        return page(res, listPage(await outbox.list(query), query).value)
-      case "rows": {
-        const found = await outbox.list(query)
-        return send(res, 200, "text/html; charset=utf-8", rows(found, query).value, {
-          "x-mailroom-count": String(found.length)
-        })
-      }
-      case "events":
-        return method === "GET" ? feed(req, res) : json(res, 405, { message: "the live feed answers GET" })
-      case "assets/viewer.css":
-        return send(res, 200, "text/css; charset=utf-8", Assets.css)
-      case "assets/viewer.js":
-        return send(res, 200, "text/javascript; charset=utf-8", Assets.js)
-    }
-    if (segments[0] === "messages" && segments.length >= 2) {
-      return messageRoute(res, segments[1] as string, segments.slice(2))
-    }
-    return json(res, 404, { message: "not found" })
-  }
-
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? "/", "http://viewer.invalid")
-    if (!access.served || !(url.pathname === base.slice(0, -1) || url.pathname.startsWith(base))) return undefined
-    const decision = access.decide(req, url)
-    if (decision.kind === "hidden") return undefined
-    if (decision.kind === "signIn") {
-      res.writeHead(303, { ...common, location: decision.location, "set-cookie": decision.cookie })
-      res.end()
-      return Promise.resolve()
-    }
-    if (url.pathname === base.slice(0, -1)) {
-      res.writeHead(308, { ...common, location: `${base}${url.search}` })
-      res.end()
-      return Promise.resolve()
-    }
-    return route(req, res, url).catch((cause: unknown) => {
-      logError(
-        `[mailroom] 500 on ${req.method} ${url.pathname} (outbox viewer)\n${String((cause as Error)?.stack ?? cause)}`
-      )
-      if (!res.headersSent) json(res, 500, { message: "the viewer failed; the cause is in the server's log" })
-      else res.destroy()
-    })
-  }
-
-  const close = async () => {
+  const close = () => {
     closed = true
-    stopWatching()
     for (const feed of feeds) feed.end()
     feeds.clear()
-    if (subscription !== undefined) await runtime.runPromise(Fiber.interrupt(subscription))
-    await runtime.runPromise(Scope.close(scope, Exit.void))
+    release()
   }
+  return { open, close }
+}
 
+interface State {
+  readonly access: ReturnType<typeof Access.make>
+  readonly index: Store.Index
+  readonly api: Api.InboxApi
+  readonly feeds: ReturnType<typeof makeFeeds>
+  readonly context: Message.Context
+  readonly logError: (message: string) => void
+  readonly waiting: () => Promise<ReadonlyArray<MessageLog.EmailRecord>>
+}
+
+/** A page of the list, newest first, with the cursor of the next. */
+const listPage = async (index: Store.Index, query: string, cursor?: string) => {
+  const after = cursor === undefined ? undefined : decodeCursor(cursor)
+  const found = await index.list({
+    limit: pageSize + 1,
+    ...(query.trim() === "" ? {} : { text: query.trim().slice(0, 200) }),
+    ...(after === undefined ? {} : { after })
+  })
+  const shown = found.slice(0, pageSize)
+  const last = shown.at(-1)
+  return { rows: shown, next: found.length > pageSize && last !== undefined ? encodeCursor(last) : undefined }
+}
+
+/** A delete, from the viewer's own page only. */
+const change = async (state: State, req: IncomingMessage, res: ServerResponse, segments: ReadonlyArray<string>) => {
+  if (!state.access.sameOrigin(req)) return json(res, 403, { message: "a change must come from the viewer's own page" })
+  if (segments.length === 1 && segments[0] === "messages") return json(res, 200, { deleted: await state.index.clear() })
+  if (segments.length === 2 && segments[0] === "messages") {
+    const removed = await state.index.remove(segments[1] as string)
+    return removed ? json(res, 200, { deleted: 1 }) : json(res, 404, { message: "no such message in the outbox" })
+  }
+  return json(res, 404, { message: "not found" })
+}
+
+const route = async (state: State, req: IncomingMessage, res: ServerResponse, url: URL) => {
+  const path = url.pathname.slice(base.length)
+  let segments: ReadonlyArray<string>
+  try {
+    segments = path === "" ? [] : path.split("/").map(decodeURIComponent)
+  } catch {
+    return json(res, 404, { message: "not found" })
+  }
+  const method = req.method ?? "GET"
+  if (segments[0] === "api") return state.api.handle(req, res, segments.slice(1), url)
+  if (method === "DELETE") return change(state, req, res, segments)
+  if (method !== "GET" && method !== "HEAD") return json(res, 405, { message: "the viewer answers GET and DELETE" })
+  const query = url.searchParams.get("q") ?? ""
+  const asset = assets[path]
+  if (asset !== undefined) return send(res, 200, asset[0], asset[1])
+  switch (path) {
+    case "": {
+      const list = await listPage(state.index, query)
+      return page(res, shell("Outbox · mailroom", { ...list, query }, undefined, await state.waiting()).value)
+    }
+    case "rows": {
+      const list = await listPage(state.index, query, url.searchParams.get("cursor") ?? undefined)
+      const selected = url.searchParams.get("selected") ?? undefined
+      return fragment(res, rows(list.rows, query, selected).value, { "x-mailroom-next": list.next ?? "" })
+    }
+    case "events":
+      return method === "GET" ? state.feeds.open(req, res) : json(res, 405, { message: "the live feed answers GET" })
+  }
+  if (segments[0] === "messages" && segments.length >= 2) {
+    return Message.route(state.context, res, segments[1] as string, segments.slice(2), url)
+  }
+  return json(res, 404, { message: "not found" })
+}
+
+/** Answers a request of the viewer's, or undefined when the access rule hides it (the API then answers 404). */
+const handle = (state: State, req: IncomingMessage, res: ServerResponse) => {
+  const url = new URL(req.url ?? "/", "http://viewer.invalid")
+  const { access } = state
+  if (!access.served || !(url.pathname === base.slice(0, -1) || url.pathname.startsWith(base))) return undefined
+  const decision = access.decide(req, url)
+  if (decision.kind === "hidden") return undefined
+  if (decision.kind === "signIn") {
+    res.writeHead(303, { ...common, location: decision.location, "set-cookie": decision.cookie })
+    res.end()
+    return Promise.resolve()
+  }
+  if (url.pathname === base.slice(0, -1)) {
+    res.writeHead(308, { ...common, location: `${base}${url.search}` })
+    res.end()
+    return Promise.resolve()
+  }
+  return route(state, req, res, url).catch((cause: unknown) => {
+    state.logError(
+      `[mailroom] 500 on ${req.method} ${url.pathname} (outbox viewer)\n${String((cause as Error)?.stack ?? cause)}`
+    )
+    if (!res.headersSent) json(res, 500, { message: "the viewer failed; the cause is in the server's log" })
+    else res.destroy()
+  })
+}
+
+export const start = async (options: Options): Promise<Viewer> => {
+  const access = Access.make({
+    enabled: options.enabled,
+    token: options.token,
+    host: options.host,
+    secure: options.publicUrl.startsWith("https:")
+  })
+  const { runtime } = options
+  const index = Store.make(options.dir)
+  // The message log is the truth about a message's events; one it cannot reach now shows none.
+  const events = (organizationId: string | null, id: string) =>
+    organizationId === null
+      ? Promise.resolve([])
+      : runtime.runPromise(
+          Effect.flatMap(MessageLog.MessageLog, (log) => log.find(organizationId, id)).pipe(
+            Effect.map((detail) => detail?.events ?? []),
+            Effect.catch(() => Effect.succeed([]))
+          )
+        )
+  const api = Api.make({ index, dir: options.dir, publicUrl: options.publicUrl, base, json, events })
+  const feeds = makeFeeds(index)
+  const context: Message.Context = {
+    dir: options.dir,
+    index,
+    events,
+    list: async (query, selected) => ({ ...(await listPage(index, query)), query, selected })
+  }
+  const logError = options.logError ?? ((message: string) => console.error(message))
+  const waiting = options.waiting ?? (() => Promise.resolve([]))
+  const state: State = { access, index, api, feeds, context, logError, waiting }
   return {
     url: access.served ? `${options.publicUrl}${base}` : undefined,
     notServed: access.notServed,
-    handle,
-    close
+    handle: (req, res) => handle(state, req, res),
+    noteWritten: access.served ? index.noteWritten : () => {},
+    close: async () => {
+      api.close()
+      feeds.close()
+      await index.close()
+    }
   }
 }
