@@ -12,6 +12,7 @@ import * as outbox from "./outbox.ts"
 import * as outboxServer from "./outboxServer.ts"
 import * as outboxSize from "./outboxSize.ts"
 import * as presign from "./presign.ts"
+import * as presignHttp from "./presignHttp.ts"
 import * as records from "./records.ts"
 import * as s3 from "./s3.ts"
 import * as scheduled from "./scheduled.ts"
@@ -40,6 +41,11 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
     "presign",
     "Presign: Attachments.presign on S3 (s3rver) vs the store's own signing (9 interleaved rounds of 1000); POST /attachments/presign on the local store vs POST /emails to a provider that answers at once, same server (5 alternating rounds of 2 s)",
     presign
+  ],
+  [
+    "presignHttp",
+    "POST /attachments/presign through the Node handler: the S3 and GCS stores' own signers vs the same stores presigning with their SDK's getSignedUrl (7 interleaved rounds of 200)",
+    presignHttp
   ],
   [
     "ses",

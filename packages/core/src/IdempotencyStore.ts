@@ -4,6 +4,7 @@ import { Clock, Context, Duration, Effect, Layer } from "effect"
 import type { Unavailable } from "./MailroomError.js"
 import type { ScheduledEmailResponse, SendBatchResponse, SendEmailResponse } from "./Wire.js"
 
+/** An Idempotency-Key within its organisation. */
 export interface Scope {
   readonly orgId: string
   readonly key: string
@@ -42,6 +43,7 @@ export const IdempotencyStore: Context.Service<IdempotencyStore, IdempotencyStor
   "@mailroom/core/IdempotencyStore"
 )
 
+/** How long an entry is kept by default: 24 hours, as Stripe and Resend do. */
 export const defaultRetention: Duration.Duration = Duration.hours(24)
 
 /** A single-process store. Several instances behind one API need a shared store instead. */
@@ -79,5 +81,6 @@ export const makeMemory = (options: { readonly retention?: Duration.Input } = {}
   }
 }
 
+/** Provides a single-process store. */
 export const layerMemory = (options: { readonly retention?: Duration.Input } = {}): Layer.Layer<IdempotencyStore> =>
   Layer.sync(IdempotencyStore, () => makeMemory(options))

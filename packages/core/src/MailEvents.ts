@@ -2,6 +2,7 @@
 // organisation is dropped with a log line), recorded on its message (suppressing a recipient that
 // bounced hard or complained), handed to the durable sinks, then to in-process subscribers.
 import { Clock, Context, Data, Effect, Layer, Option, PubSub, type Scope, Stream } from "effect"
+import { guard, mark } from "./internal/reasonError.js"
 import type * as MailEvent from "./MailEvent.js"
 import type { Unavailable } from "./MailroomError.js"
 import * as MessageLog from "./MessageLog.js"
@@ -9,31 +10,30 @@ import { Organizations } from "./Organizations.js"
 import * as Suppressions from "./Suppressions.js"
 
 /** A durable destination (a webhook queue) failed to take the events: the caller should answer so the provider retries. */
-const TypeId = Symbol.for("@mailroom/core/MailEventsError")
-
 export class MailEventsError extends Data.TaggedError("MailEventsError")<{
   readonly message: string
   readonly cause?: unknown
 }> {
-  readonly [TypeId] = TypeId
   /** The destination (a queue) may take them later: the provider is asked to send them again. */
   readonly isRetryable = true
 }
+mark(MailEventsError, "MailEventsError")
 
 /** True for a MailEventsError from any copy of this package. */
-export const isMailEventsError = (u: unknown): u is MailEventsError =>
-  typeof u === "object" && u !== null && TypeId in u
+export const isMailEventsError = guard<MailEventsError>("MailEventsError")
 
 /** A durable destination: `deliver` returns once the events are safe (written to disk or Redis), not delivered. */
 export interface Sink {
   readonly deliver: (events: ReadonlyArray<MailEvent.MailEvent>) => Effect.Effect<void, MailEventsError>
 }
 
+/** Which events a subscriber gets. */
 export interface SubscribeOptions {
   /** Only this organisation's events. Default: every organisation's. */
   readonly organizationId?: string
 }
 
+/** Where delivery events go: routed, recorded, handed to sinks, then to subscribers. */
 export interface MailEvents {
   /**
    * Routes the events, hands them to every sink, then to subscribers; answers the events that were
@@ -56,6 +56,7 @@ export interface MailEvents {
 
 export const MailEvents: Context.Service<MailEvents, MailEvents> = Context.Service("@mailroom/core/MailEvents")
 
+/** The durable destinations `publish` awaits. */
 export interface Options {
   /** Durable destinations, each awaited by `publish`. Default: none (subscribers only). */
   readonly sinks?: ReadonlyArray<Sink>
@@ -64,6 +65,7 @@ export interface Options {
 const only = (options: SubscribeOptions | undefined) => (event: MailEvent.MailEvent) =>
   options?.organizationId === undefined || event.organization_id === options.organizationId
 
+/** The service on the `Organizations` (and, when provided, the message log and suppressions) in context. */
 export const make = Effect.fnUntraced(function* (options: Options = {}) {
   const organizations = yield* Organizations
   // Optional: with a log (as `Mailroom.layer` provides), every event is recorded on its message.

@@ -10,6 +10,7 @@ import * as Idempotent from "./internal/idempotent.js"
 import * as Scheduling from "./internal/scheduling.js"
 import * as SendAttachments from "./internal/sendAttachments.js"
 import * as SendExtras from "./internal/sendExtras.js"
+import { type Attempt, SendQueue } from "./internal/sendQueueService.js"
 import * as SendRecord from "./internal/sendRecord.js"
 import * as Shutdown from "./internal/shutdown.js"
 import { withSpan } from "./internal/tracing.js"
@@ -19,11 +20,11 @@ import * as MessageLog from "./MessageLog.js"
 import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
 import type { ProviderError } from "./ProviderError.js"
-import { type Attempt, SendQueue } from "./SendQueue.js"
 import { SendRateLimiter } from "./SendRateLimiter.js"
 import { Suppressions } from "./Suppressions.js"
 import * as Wire from "./Wire.js"
 
+/** How a send is retried when the provider certainly did not take it. */
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default 3. */
   readonly maxAttempts?: number
@@ -33,6 +34,7 @@ export interface RetryPolicy {
   readonly maxDelay?: Duration.Input
 }
 
+/** The send's retries and the attachment bytes sends may hold at once. */
 export interface Config {
   readonly retry?: RetryPolicy
   /**
@@ -58,13 +60,16 @@ export interface Config {
   readonly shutdown?: AbortSignal
 }
 
+/** The attachment bytes sends may hold in memory at once by default: 256 MiB. */
 export const defaultAttachmentBytesInFlight = 256 * 1024 * 1024
 
+/** A send's options: its Idempotency-Key. */
 export interface SendOptions {
   /** Same key and same request within 24 h: the first response again, nothing sent. */
   readonly idempotencyKey?: string
 }
 
+/** A send's answer, and whether it was replayed. */
 export interface SendOutcome<A = Wire.SendEmailResponse | Wire.ScheduledEmailResponse> {
   /** The message as sent (201), or, with `scheduled_at`, as scheduled (202: `status: "scheduled"`). */
   readonly response: A
@@ -84,6 +89,7 @@ export type ResponseOf<R> = [R] extends [never]
       : Wire.SendEmailResponse | Wire.ScheduledEmailResponse
     : Wire.SendEmailResponse
 
+/** A batch's answer, and whether it was replayed. */
 export interface BatchOutcome {
   /** Each item by its index: accepted in `data`, refused in `errors`. */
   readonly response: Wire.SendBatchResponse
@@ -94,6 +100,7 @@ export interface BatchOutcome {
 /** `Unavailable` when the sender domains or the Idempotency-Key cannot be looked up (their store is down). */
 export type SendError = ValidationError | ProviderError | Conflict | ObjectStoreError | Unavailable
 
+/** The send operation of both API variants, and in-process sends. */
 export interface Mailer {
   /**
    * The API's `POST /emails`: attachments are stored files, named by key. With `scheduled_at` the
@@ -351,6 +358,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   })
 })
 
+/** Provides the `Mailer` on the provider, store, organisations and stores in context. */
 export const layer = (
   config: Config = {}
 ): Layer.Layer<

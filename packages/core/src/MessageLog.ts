@@ -30,9 +30,11 @@ export const states = [
   "failed",
   "unknown"
 ] as const
+/** A recipient's state; it only moves forward. */
 export const State = Schema.Literals(states)
 export type State = typeof State.Type
 
+/** Which list a recipient is on. */
 export const RecipientKind = Schema.Literals(["to", "cc", "bcc"])
 export type RecipientKind = typeof RecipientKind.Type
 
@@ -41,6 +43,7 @@ const Instant = Schema.String.annotate({ description: "ISO 8601, UTC, to the mil
 /** Bytes: a whole number, so the API's document says `integer` rather than any number. */
 const Bytes = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
 
+/** One recipient of a message: address, list, state and what moved it. */
 export const Recipient = Schema.Struct({
   email: Schema.String,
   kind: RecipientKind,
@@ -163,6 +166,7 @@ export type Outcome = (
   readonly suppressed?: ReadonlyArray<string>
 }
 
+/** A page of messages: its size, the cursor, and the filters. */
 export interface ListQuery {
   /** 1 to 100. */
   readonly limit: number

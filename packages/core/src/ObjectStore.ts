@@ -25,6 +25,7 @@ export {
   Unknown
 } from "./internal/objectStoreError.js"
 
+/** An upload URL's key, content type, lifetime and, optionally, exact length. */
 export interface PresignPutOptions {
   readonly key: string
   /** The upload must carry exactly this `Content-Type`; the store refuses any other. */
@@ -35,6 +36,7 @@ export interface PresignPutOptions {
   readonly contentLength?: number
 }
 
+/** A download URL's key, lifetime and, optionally, the file name it saves as. */
 export interface PresignGetOptions {
   readonly key: string
   /** Lifetime of the URL in seconds. */
@@ -49,6 +51,7 @@ export interface StoredObject {
   readonly content: Uint8Array
 }
 
+/** A read's limit, and what to check once the size is known, before the bytes. */
 export interface ReadOptions<E = never> {
   /** A larger object fails with `ObjectTooLarge` as soon as its size is known, its bytes unread. */
   readonly maxBytes?: number
@@ -59,6 +62,7 @@ export interface ReadOptions<E = never> {
   readonly beforeContent?: (info: ObjectInfo) => Effect.Effect<void, E>
 }
 
+/** Where attachments are kept: presigned URLs to upload and download, and the object operations. */
 export interface ObjectStore {
   readonly presignPut: (options: PresignPutOptions) => Effect.Effect<string, ObjectStoreError>
   readonly presignGet: (options: PresignGetOptions) => Effect.Effect<string, ObjectStoreError>
@@ -92,6 +96,7 @@ const memoryOrigin = "http://memory.mailroom.invalid"
 const refuse = (status: number, message: string) =>
   new Response(JSON.stringify({ message }), { status, headers: { "content-type": "application/json" } })
 
+/** The memory store's clock. */
 export interface MemoryOptions {
   /** What URLs expire by, both when signed and when used. Default: the system clock. `layerMemory` uses the effect's `Clock`. */
   readonly clock?: Clock.Clock

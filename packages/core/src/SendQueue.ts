@@ -1,39 +1,18 @@
 // The queue of scheduled sends: Effect's PersistedQueue says when to look at a message (the message log
 // holds its state), and the worker looks, sends through the Mailer, and sweeps up what was missed.
 import { createHash } from "node:crypto"
-import { Cause, Clock, Context, Duration, Effect, Layer, Metric, Schedule, Schema, type Scope } from "effect"
+import { Cause, Clock, Duration, Effect, Layer, Metric, Schedule, Schema, type Scope } from "effect"
 import { PersistedQueue } from "effect/persistence"
 import { SqlClient, type SqlError } from "effect/sql"
+import { SendQueue } from "./internal/sendQueueService.js"
 import { Mailer } from "./Mailer.js"
 import { Unavailable } from "./MailroomError.js"
 import * as MailroomMetrics from "./MailroomMetrics.js"
 import { type Due, MessageLog } from "./MessageLog.js"
 
-/** Which look this is: its attempt (1 for the first), and whether another will follow if it fails. */
-export interface Attempt {
-  readonly attempts: number
-  readonly last: boolean
-}
+export { type Attempt, SendQueue } from "./internal/sendQueueService.js"
 
-export interface SendQueue {
-  /**
-   * Asks for `due.id` to be looked at when `due.scheduledAt` comes (at once when it has). One look per
-   * message and time however often it is offered, so a retried schedule or reschedule adds nothing.
-   */
-  readonly offer: (due: Due) => Effect.Effect<void, Unavailable>
-  /**
-   * Waits for the next due look and runs `handle` on it. A look that fails is tried again later, with
-   * backoff, until its last attempt; one cut short by an interruption is tried again without counting.
-   */
-  readonly take: <E, R>(
-    handle: (due: Due, attempt: Attempt) => Effect.Effect<void, E, R>
-  ) => Effect.Effect<void, E | Unavailable, R>
-  /** Reaches the queue's store (readiness): fails with `Unavailable` when it cannot. */
-  readonly check: Effect.Effect<void, Unavailable>
-}
-
-export const SendQueue: Context.Service<SendQueue, SendQueue> = Context.Service("@mailroom/core/SendQueue")
-
+/** How a queue keeps its looks: its name and how often a look is tried. */
 export interface Options {
   /** The queue's name in its store. Default "mailroom-sends". */
   readonly name?: string
@@ -106,6 +85,7 @@ export const layerMemory = (options: Options = {}): Layer.Layer<SendQueue> =>
     Layer.provide(Layer.fresh(PersistedQueue.layerStoreMemory))
   )
 
+/** A queue on the records' SQL database: its table and how often an idle worker asks it. */
 export interface SqlOptions extends Options {
   /** The table of the looks. Default "mailroom_send_queue". */
   readonly tableName?: string
@@ -149,6 +129,7 @@ export const layerSql = (options: SqlOptions = {}): Layer.Layer<SendQueue, SqlEr
   return queue.pipe(Layer.merge(PersistedQueue.layerCleanup({ timeToLive: "2 days" })), Layer.provide(store))
 }
 
+/** How much one instance's worker sends at once, and how often it sweeps. */
 export interface WorkerOptions {
   /** Messages sent at once by this instance. Default 16. */
   readonly concurrency?: number

@@ -14,7 +14,10 @@ import {
   SendRateLimiter,
   Suppressions
 } from "../src/index.js"
+import { RateLimitStoreSuite } from "../src/testing/index.js"
 import { acme, organizations } from "./fixtures.js"
+
+RateLimitStoreSuite("memory", { layer: SendRateLimiter.layerStoreMemory })
 
 const message = (recipients: number) => ({
   from: "billing@acme.example",

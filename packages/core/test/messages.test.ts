@@ -341,34 +341,35 @@ describe("events on the record", () => {
       }).pipe(Effect.provide(mailroom))
   )
 
+  /** A record the provider answered with an id of its own (`vendor-...`), unlike the memory provider. */
+  const sentByVendor = Effect.gen(function* () {
+    const log = yield* MessageLog.MessageLog
+    const response = { message_id: MessageLog.makeId() }
+    const providerId = `vendor-${response.message_id}`
+    yield* log.accept({
+      id: response.message_id,
+      organizationId: acme.orgId,
+      createdAt: new Date().toISOString(),
+      from: "billing@acme.example",
+      subject: "Hi",
+      recipients: [{ email: "alice@example.com", kind: "to", state: "sending" }],
+      tags: [],
+      attachments: [],
+      htmlBytes: 0,
+      textBytes: 2
+    })
+    yield* log.settle(response.message_id, { _tag: "Sent", provider: "memory", providerMessageId: providerId })
+    return { response, providerId }
+  })
+
   it.effect("an event that names the message only by the provider's id finds its record through the log", () =>
     Effect.gen(function* () {
-      const log = yield* MessageLog.MessageLog
-      // A record the provider answered with an id of its own, unlike the memory provider.
-      const response = { message_id: MessageLog.makeId() }
-      const providerId = response.message_id
-      yield* log.accept({
-        id: response.message_id,
-        organizationId: acme.orgId,
-        createdAt: new Date().toISOString(),
-        from: "billing@acme.example",
-        subject: "Hi",
-        recipients: [{ email: "alice@example.com", kind: "to", state: "sending" }],
-        tags: [],
-        attachments: [],
-        htmlBytes: 0,
-        textBytes: 2
-      })
-      yield* log.settle(response.message_id, {
-        _tag: "Sent",
-        provider: "memory",
-        providerMessageId: `vendor-${providerId}`
-      })
+      const { response, providerId } = yield* sentByVendor
       const [event] = yield* publish([
-        eventOf(`vendor-${providerId}`, "complained", "alice@example.com", { organizationId: undefined })
+        eventOf(providerId, "complained", "alice@example.com", { organizationId: undefined })
       ])
       assert.strictEqual(event?.message_id, response.message_id)
-      assert.strictEqual(event?.provider_message_id, `vendor-${providerId}`)
+      assert.strictEqual(event?.provider_message_id, providerId)
       assert.strictEqual(event?.organization_id, acme.orgId)
     }).pipe(Effect.provide(mailroom))
   )
@@ -376,22 +377,7 @@ describe("events on the record", () => {
   it.effect("an event naming its organisation but only the provider's id is found through the log too", () =>
     Effect.gen(function* () {
       const log = yield* MessageLog.MessageLog
-      // A record the provider answered with an id of its own, unlike the memory provider.
-      const response = { message_id: MessageLog.makeId() }
-      const providerId = `vendor-${response.message_id}`
-      yield* log.accept({
-        id: response.message_id,
-        organizationId: acme.orgId,
-        createdAt: new Date().toISOString(),
-        from: "billing@acme.example",
-        subject: "Hi",
-        recipients: [{ email: "alice@example.com", kind: "to", state: "sending" }],
-        tags: [],
-        attachments: [],
-        htmlBytes: 0,
-        textBytes: 2
-      })
-      yield* log.settle(response.message_id, { _tag: "Sent", provider: "memory", providerMessageId: providerId })
+      const { response, providerId } = yield* sentByVendor
       const [event] = yield* publish([
         eventOf(providerId, "bounced", "alice@example.com", { bounce: { kind: "soft" } })
       ])

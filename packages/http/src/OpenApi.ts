@@ -8,6 +8,7 @@ import * as ScheduleDocument from "./internal/openApiSchedule.js"
 
 type JsonObject = Record<string, unknown>
 
+/** Where the API is served and what it accepts, as the document states them. */
 export interface DocumentOptions {
   /** The origin clients reach the service at, e.g. "https://mail.example.com": the document's `servers`. */
   readonly publicUrl?: string
@@ -53,6 +54,7 @@ const webhookPath = (name: string) => ({
   }
 })
 
+/** The OpenAPI 3.1 document of both API variants. */
 export const document = (options: DocumentOptions = {}): JsonObject => {
   const base = options.basePath ?? ""
   const v1 = `${options.v1BasePath ?? base}/v1`

@@ -9,10 +9,10 @@ import { Clock, Config, Duration, Effect, Layer, Option, Scope } from "effect"
 import type MailComposerClass from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
 import * as Headers from "./internal/headers.js"
-import * as Mime from "./internal/mime.js"
 import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
 
+/** A provider's sandbox, acted out: only verified recipients receive mail. */
 export interface Sandbox {
   /** Acts out a provider account in its sandbox: only `verifiedRecipients` may receive mail. */
   readonly enabled: boolean
@@ -20,7 +20,8 @@ export interface Sandbox {
   readonly verifiedRecipients: ReadonlyArray<string>
 }
 
-export interface Options {
+/** What `layerConfig` reads: where messages are written and the provider behaviour acted out. */
+export interface ConfigOptions {
   /** Directory the messages are written to, created when needed: one `{dir}/{message_id}.eml` each. */
   readonly dir: string
   /** Default: disabled; every recipient receives mail. */
@@ -41,6 +42,10 @@ export interface Options {
    * `delivered` one: a duration Effect reads (`"5 seconds"`, or milliseconds). Default 1 second.
    */
   readonly simulatedDelay?: Duration.Input
+}
+
+/** What `make` and `layer` take: with a `MailEvents` to publish to, which `Config` cannot give. */
+export interface Options extends ConfigOptions {
   /**
    * Where each accepted message's events go (`delivered`, `rejected`, and what a simulator address
    * acts out: see `Simulator`), once its file is written.
@@ -200,7 +205,7 @@ const build = (
         })
         // MailComposer leaves Bcc out of the headers: the blind copies are in X-Mailroom-Bcc.
         const node = composer.compile()
-        return Mime.serialize(node) ?? (await node.build())
+        return await node.build()
       },
       catch: Errors.toProviderError
     })
@@ -233,69 +238,66 @@ const build = (
   const logFailure = (what: string) => (error: ProviderError.ProviderError) =>
     Effect.logError(`[mailroom] outbox: a message could not be ${what} in ${dir}: ${String(error.cause)}`)
 
+  /** Why the outbox refuses a message before writing it, as the vendors it acts out would; undefined when it does not. */
+  const refusalOf = (email: EmailProvider.OutboundEmail): ProviderError.Reason | undefined => {
+    if (options.paused === true) {
+      return new ProviderError.SendingPaused({
+        message: "sending is paused on this outbox (paused: true)",
+        permanent: false
+      })
+    }
+    const recipients = [...new Set([...email.to, ...email.cc, ...email.bcc])]
+    const unknown = Simulator.unknownMailboxes(recipients)
+    if (unknown.length > 0) {
+      return new ProviderError.InvalidRequest({ message: Simulator.unknownMailboxMessage(unknown) })
+    }
+    if (sandbox !== undefined) {
+      // As SES's mailbox simulator, the simulator's addresses need no verification.
+      const unverified = recipients.filter((r) => !verified.has(r.toLowerCase()) && Simulator.parse(r) === undefined)
+      if (unverified.length > 0) {
+        return new ProviderError.RecipientNotVerified({
+          message: `the outbox is in its sandbox and these recipients are not verified: ${unverified.join(", ")}`,
+          recipients: unverified
+        })
+      }
+    }
+    if (recipients.every(isSuppressed)) {
+      return new ProviderError.RecipientSuppressed({
+        message: `every recipient is on the outbox's suppression list: ${recipients.join(", ")}`,
+        recipients
+      })
+    }
+    const notWritable = Headers.refusal(email, limits)
+    if (notWritable !== undefined) return new ProviderError.InvalidRequest({ message: notWritable })
+    if (badMetadata(email.metadata).length > 0) {
+      return new ProviderError.InvalidRequest({
+        message: `metadata names must be 1-20 letters, digits, "_" or "-", and values at most 80 visible ASCII characters: ${badMetadata(
+          email.metadata
+        )
+          .map(([name]) => name)
+          .join(", ")}`
+      })
+    }
+    if (email.to.length + email.cc.length + email.bcc.length > limits.maxRecipients) {
+      return new ProviderError.InvalidRequest({
+        message: `a message may have at most ${limits.maxRecipients} recipients`
+      })
+    }
+    const refused = email.attachments.filter((a) =>
+      Adapter.attachmentExtensions(a.filename).some((extension) => forbidden.has(extension))
+    )
+    if (refused.length > 0) {
+      return new ProviderError.InvalidRequest({
+        message: `attachments of this type are not accepted: ${refused.map((a) => a.filename).join(", ")}`
+      })
+    }
+    return undefined
+  }
+
   const send = (email: EmailProvider.OutboundEmail) =>
     Effect.gen(function* () {
-      if (options.paused === true) {
-        return yield* fail(
-          new ProviderError.SendingPaused({
-            message: "sending is paused on this outbox (paused: true)",
-            permanent: false
-          })
-        )
-      }
-      const recipients = [...new Set([...email.to, ...email.cc, ...email.bcc])]
-      const unknown = Simulator.unknownMailboxes(recipients)
-      if (unknown.length > 0) {
-        return yield* fail(new ProviderError.InvalidRequest({ message: Simulator.unknownMailboxMessage(unknown) }))
-      }
-      if (sandbox !== undefined) {
-        // As SES's mailbox simulator, the simulator's addresses need no verification.
-        const unverified = recipients.filter((r) => !verified.has(r.toLowerCase()) && Simulator.parse(r) === undefined)
-        if (unverified.length > 0) {
-          return yield* fail(
-            new ProviderError.RecipientNotVerified({
-              message: `the outbox is in its sandbox and these recipients are not verified: ${unverified.join(", ")}`,
-              recipients: unverified
-            })
-          )
-        }
-      }
-      if (recipients.every(isSuppressed)) {
-        return yield* fail(
-          new ProviderError.RecipientSuppressed({
-            message: `every recipient is on the outbox's suppression list: ${recipients.join(", ")}`,
-            recipients
-          })
-        )
-      }
-      const notWritable = Headers.refusal(email, limits)
-      if (notWritable !== undefined) return yield* fail(new ProviderError.InvalidRequest({ message: notWritable }))
-      if (badMetadata(email.metadata).length > 0) {
-        return yield* fail(
-          new ProviderError.InvalidRequest({
-            message: `metadata names must be 1-20 letters, digits, "_" or "-", and values at most 80 visible ASCII characters: ${badMetadata(
-              email.metadata
-            )
-              .map(([name]) => name)
-              .join(", ")}`
-          })
-        )
-      }
-      if (email.to.length + email.cc.length + email.bcc.length > limits.maxRecipients) {
-        return yield* fail(
-          new ProviderError.InvalidRequest({ message: `a message may have at most ${limits.maxRecipients} recipients` })
-        )
-      }
-      const refused = email.attachments.filter((a) =>
-        Adapter.attachmentExtensions(a.filename).some((extension) => forbidden.has(extension))
-      )
-      if (refused.length > 0) {
-        return yield* fail(
-          new ProviderError.InvalidRequest({
-            message: `attachments of this type are not accepted: ${refused.map((a) => a.filename).join(", ")}`
-          })
-        )
-      }
+      const refused = refusalOf(email)
+      if (refused !== undefined) return yield* fail(refused)
       // Mailroom's own id when core gave one (the file is then named as the API answered), else a new one.
       const messageId = email.metadata?.[MailEvent.messageKey] ?? MessageLog.makeId()
       const raw = yield* render(email, messageId).pipe(Effect.tapError(logFailure("rendered")))
@@ -343,6 +345,6 @@ export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider
  * `layerConfig({ dir: Config.String("OUTBOX_DIR"), paused: Config.Boolean("OUTBOX_PAUSED") })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<Omit<Options, "events">>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
   Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), withEvents))

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { it as effectIt } from "@effect/vitest"
 import { EmailProvider, MailEvent, type ProviderError } from "@mailroom/core"
-import { EmailProviderSuite, type ReceivedEmail } from "@mailroom/core/testing"
+import { EmailProviderSuite, expectConfigError, outboundEmail, type ReceivedEmail } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { type AddressObject, simpleParser } from "mailparser"
@@ -90,17 +90,8 @@ const readMessage = async (dir: string, messageId: string): Promise<ReceivedEmai
   }
 }
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "sender@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your receipt",
-  text: "Thanks",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({ from: { address: "sender@acme.example" }, subject: "Your receipt", text: "Thanks", ...parts })
 
 const outbox = (options: OutboxEmailProvider.Options) => Effect.runPromise(OutboxEmailProvider.make(options))
 const send = (provider: EmailProvider.EmailProvider, email: EmailProvider.OutboundEmail) =>
@@ -506,30 +497,19 @@ describe("OutboxEmailProvider", () => {
   })
 
   it("make and layer refuse an empty dir and limits that are not whole numbers above zero, naming the option", async () => {
-    const refusals: ReadonlyArray<readonly [OutboxEmailProvider.Options, string]> = [
-      [{ dir: "" }, `["dir"]`],
-      [{ dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxRecipients: 0 } }, `["limits"]["maxRecipients"]`],
-      [
-        { dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxMessageBytes: -1 } },
-        `["limits"]["maxMessageBytes"]`
-      ],
-      [{ dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxTags: 0 } }, `["limits"]["maxTags"]`],
-      [
-        { dir: freshDir(), limits: { ...OutboxEmailProvider.limits, maxCustomHeaders: 1.5 } },
-        `["limits"]["maxCustomHeaders"]`
-      ],
-      [{ dir: freshDir(), simulatedDelay: "soon" as never }, `["simulatedDelay"]`],
-      [{ dir: freshDir(), simulatedDelay: 0 }, `["simulatedDelay"]`]
+    const limits = OutboxEmailProvider.limits
+    const refusals: ReadonlyArray<readonly [OutboxEmailProvider.Options, ReadonlyArray<string>]> = [
+      [{ dir: "" }, ["dir"]],
+      [{ dir: freshDir(), limits: { ...limits, maxRecipients: 0 } }, ["limits", "maxRecipients"]],
+      [{ dir: freshDir(), limits: { ...limits, maxMessageBytes: -1 } }, ["limits", "maxMessageBytes"]],
+      [{ dir: freshDir(), limits: { ...limits, maxTags: 0 } }, ["limits", "maxTags"]],
+      [{ dir: freshDir(), limits: { ...limits, maxCustomHeaders: 1.5 } }, ["limits", "maxCustomHeaders"]],
+      [{ dir: freshDir(), simulatedDelay: "soon" as never }, ["simulatedDelay"]],
+      [{ dir: freshDir(), simulatedDelay: 0 }, ["simulatedDelay"]]
     ]
     for (const [options, option] of refusals) {
-      const made = await Effect.runPromise(Effect.flip(OutboxEmailProvider.make(options)))
-      assert.strictEqual(made._tag, "ConfigError")
-      assert.include(made.message, option)
-      const built = await Effect.runPromise(
-        Effect.flip(Layer.build(OutboxEmailProvider.layer(options)).pipe(Effect.scoped))
-      )
-      assert.strictEqual(built._tag, "ConfigError")
-      assert.include(built.message, option)
+      await Effect.runPromise(expectConfigError(OutboxEmailProvider.make(options), option))
+      await Effect.runPromise(expectConfigError(OutboxEmailProvider.layer(options), option))
     }
   })
 
@@ -542,15 +522,13 @@ describe("OutboxEmailProvider", () => {
         forbiddenExtensions: Config.succeed(OutboxEmailProvider.limits.forbiddenExtensions)
       }
     })
-    const error = await Effect.runPromise(
-      Effect.flip(Layer.build(layer).pipe(Effect.scoped)).pipe(
+    await Effect.runPromise(
+      expectConfigError(layer, ["limits", "maxRecipients"]).pipe(
         Effect.provide(
           ConfigProvider.layer(ConfigProvider.fromUnknown({ OUTBOX_DIR: freshDir(), OUTBOX_MAX_RECIPIENTS: "0" }))
         )
       )
     )
-    assert.strictEqual(error._tag, "ConfigError")
-    assert.include(error.message, `["limits"]["maxRecipients"]`)
   })
 })
 

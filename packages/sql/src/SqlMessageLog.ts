@@ -10,7 +10,11 @@ import { afterOf, keyOf, pageQuery } from "./internal/list.js"
 import { columns, eventsOf, type MessageRow, recordsOf } from "./internal/records.js"
 import * as Waiting from "./internal/waiting.js"
 
-export interface Options extends DatabaseOptions {}
+/** What `layerConfig` reads: the deadline of each operation. The client always comes from the context. */
+export interface ConfigOptions extends DatabaseOptions {}
+
+/** What `make` and `layer` take: the same. */
+export type Options = ConfigOptions
 
 /** The record with its history, if `organizationId` has it. */
 const find = ({ sql, run }: Database, organizationId: string, id: string) =>
@@ -92,6 +96,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ timeout: Config.Duration("DB_TIMEOUT") })`. */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<MessageLog.MessageLog, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient> =>
   Layer.effect(MessageLog.MessageLog, Effect.flatMap(Config.unwrap(config), make))

@@ -42,6 +42,11 @@ const messages = (key: string): ReadonlyArray<string> => [
   "CREATE INDEX mailroom_messages_by_age ON mailroom_messages (created_at)",
   `CREATE INDEX mailroom_messages_by_provider_id ON mailroom_messages (provider_message_id, provider)
     WHERE provider_message_id IS NOT NULL`,
+  ...recipients(key)
+]
+
+/** The tables of each message's recipients, tags and events, which go with it when it is purged. */
+const recipients = (key: string): ReadonlyArray<string> => [
   // `organization_id` and `created_at` are the message's, copied so that the `to` and `tag` filters
   // read one index in list order.
   `CREATE TABLE mailroom_message_recipients (

@@ -6,7 +6,11 @@ import { Config, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
 
-export interface Options extends DatabaseOptions {}
+/** What `layerConfig` reads: the deadline of each operation. The client always comes from the context. */
+export interface ConfigOptions extends DatabaseOptions {}
+
+/** What `make` and `layer` take: the same. */
+export type Options = ConfigOptions
 
 const columns = "email, reason, created_at, message_id, detail"
 
@@ -103,6 +107,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`. */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<Suppressions.Suppressions, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient> =>
   Layer.effect(Suppressions.Suppressions, Effect.flatMap(Config.unwrap(config), make))

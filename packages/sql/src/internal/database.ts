@@ -6,7 +6,7 @@ import * as Adapter from "@mailroom/core/adapter"
 import { Clock, type Config, Duration, Effect, Fiber } from "effect"
 import { SqlClient, SqlError, type Statement } from "effect/sql"
 import * as SqlMigrations from "../SqlMigrations.js"
-import { describe, toUnavailable } from "./errors.js"
+import { toUnavailable } from "./errors.js"
 
 /** The options both services take. */
 export interface Options {
@@ -101,7 +101,7 @@ export const open = (
           "the database cannot be reached or refused a change (the cause says which)"
         )
       ),
-      Effect.tapError((error) => Effect.logError(`[mailroom] ${error.message}: ${describe(error.cause)}`))
+      Effect.tapError((error) => Effect.logError(`[mailroom] ${error.message}: ${Adapter.describeCause(error.cause)}`))
     )
 
     // An outage fails every operation; the log hears of it once per ten seconds, not once per request.
@@ -111,7 +111,9 @@ export const open = (
         const at = yield* Clock.currentTimeMillis
         if (at - lastLogged >= 10_000) {
           lastLogged = at
-          yield* Effect.logError(`[mailroom] the message database failed (${operation}): ${describe(cause)}`)
+          yield* Effect.logError(
+            `[mailroom] the message database failed (${operation}): ${Adapter.describeCause(cause)}`
+          )
         }
         return yield* Effect.fail(toUnavailable(operation, cause))
       })
