@@ -213,7 +213,11 @@ const attachmentPaths = (base: string, v1: string): JsonObject => ({
         "500": errorResponse("message", "Internal error")
       }
     }
-  },
+  }
+})
+
+/** `DELETE {v1}/attachments`: the versioned variant's delete by id. */
+const deleteById = (v1: string): JsonObject => ({
   [`${v1}/attachments`]: {
     delete: {
       summary: "Delete an attachment permanently by id",
@@ -269,7 +273,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
           }
         }
       },
-      ...Object.fromEntries((options.webhooks ?? []).map((name) => [`${base}/webhooks/${name}`, webhookPath(name)]))
+      ...Object.fromEntries((options.webhooks ?? []).map((name) => [`${base}/webhooks/${name}`, webhookPath(name)])),
+      ...deleteById(v1)
     },
     components: {
       securitySchemes: {
