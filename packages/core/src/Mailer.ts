@@ -164,6 +164,7 @@ const badIdempotencyKey = new ValidationError({
   errors: ["Idempotency-Key: must be 1 to 256 visible ASCII characters"]
 })
 
+/** Builds the `Mailer` on the provider, store, organisations, log, suppressions and queue in context. */
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const provider = MailroomMetrics.instrument(yield* EmailProvider)
   const store = yield* ObjectStore

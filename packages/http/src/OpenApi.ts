@@ -54,10 +54,8 @@ const webhookPath = (name: string) => ({
   }
 })
 
-/** The OpenAPI 3.1 document of both API variants. */
-export const document = (options: DocumentOptions = {}): JsonObject => {
-  const base = options.basePath ?? ""
-  const v1 = `${options.v1BasePath ?? base}/v1`
+/** The document's schemas: every Wire schema the routes name, and the configured presign limits. */
+const componentsOf = (options: DocumentOptions): Record<string, unknown> => {
   const components: Record<string, unknown> = {
     errorsBody: shapes.errors,
     errorBody: shapes.error,
@@ -98,41 +96,150 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
   if (options.requireContentLength === true) {
     presignRequest.required = [...(presignRequest.required ?? []), "content_length"]
   }
-  const apiKey = [{ apiKey: [] }]
-  const bearer = [{ bearer: [] }]
-  // Every authenticated operation: an unreachable organisations store is a 503, never a 401.
-  const unauthorized = (shape: Shape, unavailableShape: Shape = shape) => ({
-    "401": errorResponse(shape, "Missing, invalid or revoked credential"),
+  return components
+}
+
+const apiKey = [{ apiKey: [] }]
+const bearer = [{ bearer: [] }]
+// Every authenticated operation: an unreachable organisations store is a 503, never a 401.
+const unauthorized = (shape: Shape, unavailableShape: Shape = shape) => ({
+  "401": errorResponse(shape, "Missing, invalid or revoked credential"),
+  "503": errorResponse(
+    unavailableShape,
+    "The credential cannot be checked, or the store reached, right now; nothing was done",
+    retryAfter(false)
+  )
+})
+const presign = (security: ReadonlyArray<Record<string, ReadonlyArray<string>>>, shape: (s: string) => Shape) => ({
+  post: {
+    summary: "Presign an upload: a URL to PUT the file to, its storage key and attachment id",
+    security,
+    requestBody: jsonBody("PresignRequest"),
+    responses: {
+      ...success("201", "PresignResponse", "Upload URL, valid for expires_in seconds"),
+      "400": errorResponse(shape("400"), "Invalid request"),
+      ...unauthorized(shape("401"), shape("503")),
+      "403": errorResponse(shape("403"), "org_id is not the caller's organisation"),
+      "413": errorResponse(shape("413"), "Body too large"),
+      "415": errorResponse(shape("415"), "Body is not application/json"),
+      "500": errorResponse(shape("500"), "Internal error")
+    }
+  }
+})
+const baseAttachment = (status: string): Shape => (["401", "404", "500"].includes(status) ? "message" : "error")
+const query = (name: string, schema: Schema.Top) => ({
+  name,
+  in: "query",
+  required: true,
+  schema: Schema.toJsonSchemaDocument(schema).schema
+})
+const keyQuery = [query("key", Wire.DownloadByKeyQuery.fields.key)]
+
+/** `POST /emails`. */
+const sendEmail = {
+  summary: "Send an email",
+  security: apiKey,
+  parameters: [
+    {
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      schema: { type: "string", minLength: 1, maxLength: 256, pattern: "^[\\x21-\\x7e]+$" },
+      description: "Same key and body within 24 h replays the first response (Idempotent-Replayed: true)"
+    }
+  ],
+  requestBody: jsonBody("SendEmailRequest"),
+  responses: {
+    ...success("201", "SendEmailResponse", "Sent"),
+    ...ScheduleDocument.scheduledResponse,
+    "400": errorResponse("errors", "Invalid request: one message per problem"),
+    ...unauthorized("message"),
+    "409": errorResponse("error", "Idempotency-Key reused with another body, or still in flight"),
+    "413": errorResponse("error", "Body too large"),
+    "415": errorResponse("error", "Body is not application/json"),
+    "422": errorResponse("error", "The sender domain is not verified, or the provider rejected the message"),
+    "429": errorResponse("error", "Rate limited by the provider", retryAfter(true)),
+    "500": errorResponse("error", "Internal error"),
     "503": errorResponse(
-      unavailableShape,
-      "The credential cannot be checked, or the store reached, right now; nothing was done",
+      "unavailableSend",
+      "Sending is paused, the provider is unavailable or did not confirm the message, or the credential cannot be checked right now",
       retryAfter(false)
     )
-  })
-  const presign = (security: ReadonlyArray<Record<string, ReadonlyArray<string>>>, shape: (s: string) => Shape) => ({
-    post: {
-      summary: "Presign an upload: a URL to PUT the file to, its storage key and attachment id",
-      security,
-      requestBody: jsonBody("PresignRequest"),
+  }
+}
+
+/** The attachment operations of both variants. */
+const attachmentPaths = (base: string, v1: string): JsonObject => ({
+  [`${base}/attachments/presign`]: presign(apiKey, baseAttachment),
+  [`${base}/attachments/download`]: {
+    get: {
+      summary: "A temporary download URL for a stored attachment",
+      security: apiKey,
+      parameters: keyQuery,
       responses: {
-        ...success("201", "PresignResponse", "Upload URL, valid for expires_in seconds"),
-        "400": errorResponse(shape("400"), "Invalid request"),
-        ...unauthorized(shape("401"), shape("503")),
-        "403": errorResponse(shape("403"), "org_id is not the caller's organisation"),
-        "413": errorResponse(shape("413"), "Body too large"),
-        "415": errorResponse(shape("415"), "Body is not application/json"),
-        "500": errorResponse(shape("500"), "Internal error")
+        ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
+        "400": errorResponse("error", "Invalid key"),
+        ...unauthorized("message", "error"),
+        "404": errorResponse("message", "No such attachment of this organisation"),
+        "500": errorResponse("message", "Internal error")
       }
     }
-  })
-  const baseAttachment = (status: string): Shape => (["401", "404", "500"].includes(status) ? "message" : "error")
-  const query = (name: string, schema: Schema.Top) => ({
-    name,
-    in: "query",
-    required: true,
-    schema: Schema.toJsonSchemaDocument(schema).schema
-  })
-  const keyQuery = [query("key", Wire.DownloadByKeyQuery.fields.key)]
+  },
+  [`${base}/attachments/delete`]: {
+    delete: {
+      summary: "Delete an attachment permanently",
+      security: apiKey,
+      parameters: keyQuery,
+      responses: {
+        ...success("200", "DeleteByKeyResponse", "Deleted"),
+        "400": errorResponse("error", "Invalid key"),
+        ...unauthorized("message", "error"),
+        "404": errorResponse("message", "No such attachment of this organisation"),
+        "500": errorResponse("message", "Internal error")
+      }
+    }
+  },
+  [`${v1}/attachments/presign`]: presign(bearer, () => "message"),
+  [`${v1}/attachments/download`]: {
+    get: {
+      summary: "A temporary download URL for an attachment id",
+      security: bearer,
+      parameters: [query("attachment_id", Wire.DownloadByIdQuery.fields.attachment_id)],
+      responses: {
+        ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
+        "400": errorResponse("message", "Invalid attachment_id"),
+        ...unauthorized("message"),
+        "404": errorResponse("message", "No such attachment of this organisation"),
+        "500": errorResponse("message", "Internal error")
+      }
+    }
+  }
+})
+
+/** `DELETE {v1}/attachments`: the versioned variant's delete by id. */
+const deleteById = (v1: string): JsonObject => ({
+  [`${v1}/attachments`]: {
+    delete: {
+      summary: "Delete an attachment permanently by id",
+      security: bearer,
+      requestBody: jsonBody("DeleteByIdRequest"),
+      responses: {
+        ...success("200", "DeleteByIdResponse", "Deleted"),
+        "400": errorResponse("message", "Invalid request"),
+        ...unauthorized("message"),
+        "404": errorResponse("message", "Attachment not found"),
+        "413": errorResponse("message", "Body too large"),
+        "415": errorResponse("message", "Body is not application/json"),
+        "500": errorResponse("message", "Internal error")
+      }
+    }
+  }
+})
+
+/** The OpenAPI 3.1 document of both API variants. */
+export const document = (options: DocumentOptions = {}): JsonObject => {
+  const base = options.basePath ?? ""
+  const v1 = `${options.v1BasePath ?? base}/v1`
   const publicUrl = options.publicUrl?.replace(/\/+$/, "")
   const text = JSON.stringify({
     openapi: "3.1.0",
@@ -144,37 +251,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     ...(publicUrl === undefined || publicUrl === "" ? {} : { servers: [{ url: publicUrl }] }),
     paths: {
       [`${base}/emails`]: {
-        post: {
-          summary: "Send an email",
-          security: apiKey,
-          parameters: [
-            {
-              name: "Idempotency-Key",
-              in: "header",
-              required: false,
-              schema: { type: "string", minLength: 1, maxLength: 256, pattern: "^[\\x21-\\x7e]+$" },
-              description: "Same key and body within 24 h replays the first response (Idempotent-Replayed: true)"
-            }
-          ],
-          requestBody: jsonBody("SendEmailRequest"),
-          responses: {
-            ...success("201", "SendEmailResponse", "Sent"),
-            ...ScheduleDocument.scheduledResponse,
-            "400": errorResponse("errors", "Invalid request: one message per problem"),
-            ...unauthorized("message"),
-            "409": errorResponse("error", "Idempotency-Key reused with another body, or still in flight"),
-            "413": errorResponse("error", "Body too large"),
-            "415": errorResponse("error", "Body is not application/json"),
-            "422": errorResponse("error", "The sender domain is not verified, or the provider rejected the message"),
-            "429": errorResponse("error", "Rate limited by the provider", retryAfter(true)),
-            "500": errorResponse("error", "Internal error"),
-            "503": errorResponse(
-              "unavailableSend",
-              "Sending is paused, the provider is unavailable or did not confirm the message, or the credential cannot be checked right now",
-              retryAfter(false)
-            )
-          }
-        },
+        post: sendEmail,
         get: MessagesDocument.listEmails
       },
       ...MessagesDocument.paths(base),
@@ -183,50 +260,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
         patch: ScheduleDocument.reschedule
       },
       ...ScheduleDocument.paths(base),
-      [`${base}/attachments/presign`]: presign(apiKey, baseAttachment),
-      [`${base}/attachments/download`]: {
-        get: {
-          summary: "A temporary download URL for a stored attachment",
-          security: apiKey,
-          parameters: keyQuery,
-          responses: {
-            ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
-            "400": errorResponse("error", "Invalid key"),
-            ...unauthorized("message", "error"),
-            "404": errorResponse("message", "No such attachment of this organisation"),
-            "500": errorResponse("message", "Internal error")
-          }
-        }
-      },
-      [`${base}/attachments/delete`]: {
-        delete: {
-          summary: "Delete an attachment permanently",
-          security: apiKey,
-          parameters: keyQuery,
-          responses: {
-            ...success("200", "DeleteByKeyResponse", "Deleted"),
-            "400": errorResponse("error", "Invalid key"),
-            ...unauthorized("message", "error"),
-            "404": errorResponse("message", "No such attachment of this organisation"),
-            "500": errorResponse("message", "Internal error")
-          }
-        }
-      },
-      [`${v1}/attachments/presign`]: presign(bearer, () => "message"),
-      [`${v1}/attachments/download`]: {
-        get: {
-          summary: "A temporary download URL for an attachment id",
-          security: bearer,
-          parameters: [query("attachment_id", Wire.DownloadByIdQuery.fields.attachment_id)],
-          responses: {
-            ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
-            "400": errorResponse("message", "Invalid attachment_id"),
-            ...unauthorized("message"),
-            "404": errorResponse("message", "No such attachment of this organisation"),
-            "500": errorResponse("message", "Internal error")
-          }
-        }
-      },
+      ...attachmentPaths(base, v1),
       [`${base}/openapi.json`]: {
         get: {
           summary: "This document",
@@ -240,29 +274,14 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
         }
       },
       ...Object.fromEntries((options.webhooks ?? []).map((name) => [`${base}/webhooks/${name}`, webhookPath(name)])),
-      [`${v1}/attachments`]: {
-        delete: {
-          summary: "Delete an attachment permanently by id",
-          security: bearer,
-          requestBody: jsonBody("DeleteByIdRequest"),
-          responses: {
-            ...success("200", "DeleteByIdResponse", "Deleted"),
-            "400": errorResponse("message", "Invalid request"),
-            ...unauthorized("message"),
-            "404": errorResponse("message", "Attachment not found"),
-            "413": errorResponse("message", "Body too large"),
-            "415": errorResponse("message", "Body is not application/json"),
-            "500": errorResponse("message", "Internal error")
-          }
-        }
-      }
+      ...deleteById(v1)
     },
     components: {
       securitySchemes: {
         apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
         bearer: { type: "http", scheme: "bearer" }
       },
-      schemas: components
+      schemas: componentsOf(options)
     }
   })
   // JSON Schema 2020-12 definitions live under $defs; in OpenAPI they are components.

@@ -131,9 +131,3 @@ export const layerFromClient = (
   options: CommonOptions = {}
 ): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError, Redis.Redis> =>
   Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(settingsOf(options), build))
-
-/**
- * @deprecated The name `layerFromClient` had before every adapter took one name for it; kept until
- * the server's start-up (being split elsewhere) moves over.
- */
-export const layerRedis: typeof layerFromClient = layerFromClient

@@ -1,25 +1,22 @@
 // The standalone service: builds the layers a config names, serves both API variants on one
 // node:http server, logs one line per request, and shuts down gracefully.
-import type { IncomingMessage, ServerResponse } from "node:http"
+import type { IncomingMessage, Server as NodeServer, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
-import { Mailroom, MailroomError } from "@mailroom/core"
+import { MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
-import { type Context, Duration, Layer, ManagedRuntime } from "effect"
-import type { PersistedQueue } from "effect/persistence"
-import type { SqlError } from "effect/sql"
-import { idempotencyLayer, optional, providerLayer, storageLayer } from "./internal/adapters.js"
+import { type Context, Duration } from "effect"
+import { optional } from "./internal/adapters.js"
 import { answerClientError } from "./internal/clientError.js"
-import { fromAdapter, inSection, isConfigError } from "./internal/configError.js"
-import { redisConnections, redisUrls, sqlConnections } from "./internal/connections.js"
-import { eventSources, eventsLayer } from "./internal/events.js"
+import { fromAdapter, isConfigError } from "./internal/configError.js"
+import { redisConnections, sqlConnections } from "./internal/connections.js"
+import { eventSources } from "./internal/events.js"
 import * as Health from "./internal/health.js"
-import { observed } from "./internal/inbox/written.js"
 import * as Lines from "./internal/lines.js"
-import { messagesLayer, queueLayer, workerOptions } from "./internal/messages.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
+import * as Runtime from "./internal/runtime.js"
 import * as Startup from "./internal/startup.js"
 import { ServerStartError } from "./internal/startup.js"
 import * as Telemetry from "./internal/telemetry.js"
@@ -33,6 +30,7 @@ const { createServer } = process.getBuiltinModule("node:http")
 
 export { isServerStartError, ServerStartError } from "./internal/startup.js"
 
+/** Where the server listens and where its log lines go. */
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
   readonly host?: string
@@ -42,6 +40,7 @@ export interface StartOptions {
   readonly logError?: (message: string) => void
 }
 
+/** A started server: its URL, its config, and how to stop or reload it. */
 export interface RunningServer {
   /** The base URL both API variants are served on. */
   readonly url: string
@@ -68,12 +67,66 @@ const urlProblem = (value: string): string | undefined => {
   return url.search !== "" || url.hash !== "" ? "must not have a query or a fragment" : undefined
 }
 
-/**
- * What building the layers can fail with: a database or an event queue that cannot be opened, an
- * idempotency directory that cannot be created, a Redis (for keys or the queue) that cannot be reached,
- * or an option an adapter refuses (reported as a ServerConfigError naming the config's field).
- */
-type LayerError = ServerConfigError | SqlError.SqlError | PersistedQueue.PersistedQueueError | MailroomError.Unavailable
+/** A config built in code has not been through `parse`: its URL is checked here, as the file's would be. */
+const checkPublicUrl = (config: Config) => {
+  const problem = config.publicUrl === undefined ? undefined : urlProblem(config.publicUrl)
+  if (problem !== undefined) throw new ServerConfigError({ source: "config", problems: [`publicUrl: ${problem}`] })
+}
+
+/** The providers' webhook sources the config names; a problem with one is the config's. */
+const loadEventSources = (config: Config) =>
+  eventSources(config.events).catch((cause: unknown) => {
+    throw isServerConfigError(cause)
+      ? cause
+      : new ServerConfigError({ source: "config", problems: [(cause as Error).message] })
+  })
+
+/** Node's request and header timeouts from the config's, checked often enough to hold. */
+const timeouts = (requestTimeout: number) => ({
+  requestTimeout,
+  headersTimeout: Math.min(60_000, requestTimeout),
+  // Node enforces both timeouts only when it checks its connections (every 30 s by default).
+  connectionsCheckingInterval: Math.max(50, Math.min(30_000, requestTimeout / 4))
+})
+
+/** The outbox viewer and its inbox API, over the outbox's directory. */
+const startViewer = (
+  dir: string,
+  config: Config,
+  runtime: Viewer.Options["runtime"],
+  at: { readonly host: string; readonly publicUrl: string; readonly options: StartOptions },
+  organizationIds: () => ReadonlyArray<string>
+) =>
+  Viewer.start({
+    dir,
+    ...config.viewer,
+    host: at.host,
+    publicUrl: at.publicUrl,
+    runtime,
+    logError: at.options.logError,
+    waiting: Waiting.make(runtime, organizationIds)
+  })
+
+/** The readiness checks the config's dependencies call for. */
+const healthOf = (config: Config, providerProblem: Parameters<typeof Health.make>[0]["providerProblem"]) =>
+  Health.make({
+    postgres: config.organizationsSource.kind === "postgres",
+    messages: { memory: undefined, sqlite: "SQLite", postgres: "PostgreSQL" }[config.messages.kind],
+    providerProblem,
+    // The disk store's uploads land in its .tmp first: the same file system as the objects.
+    storageDir: config.storage.kind === "local" ? join(config.storage.dir, ".tmp") : undefined,
+    outboxDir: config.provider.kind === "outbox" ? config.provider.dir : undefined
+  })
+
+/** Listens on `port` and `host`; rejects with a ServerStartError naming the port when it cannot. */
+const listen = (server: NodeServer, port: number, host: string) =>
+  new Promise<void>((resolve, reject) => {
+    server.once("error", (error) => reject(Startup.listenError(error, port, host)))
+    server.listen(port, host, () => {
+      server.off("error", reject)
+      resolve()
+    })
+  })
 
 /** Resolves once every promise of `pending` has settled, including those added meanwhile. */
 const settledAll = async (pending: ReadonlySet<Promise<void>>) => {
@@ -112,23 +165,12 @@ export const start = (config: Config, options: StartOptions = {}): Promise<Runni
 const serve = async (config: Config, options: StartOptions): Promise<RunningServer> => {
   const log = options.log ?? Lines.toStdout
   const host = options.host ?? "127.0.0.1"
-  // A config built in code has not been through `parse`: its URL is checked here, as the file's would be.
-  const publicUrlProblem = config.publicUrl === undefined ? undefined : urlProblem(config.publicUrl)
-  if (publicUrlProblem !== undefined) {
-    throw new ServerConfigError({ source: "config", problems: [`publicUrl: ${publicUrlProblem}`] })
-  }
+  checkPublicUrl(config)
   const sql = sqlConnections(config)
   const organizations = ServerOrganizations.make(config, sql)
   // The organisations of the file, whose scheduled and cancelled messages the viewer lists.
   let organizationIds = config.organizations.map((organization) => organization.id)
-  let sources: Awaited<ReturnType<typeof eventSources>>
-  try {
-    sources = await eventSources(config.events)
-  } catch (cause) {
-    throw isServerConfigError(cause)
-      ? cause
-      : new ServerConfigError({ source: "config", problems: [(cause as Error).message] })
-  }
+  const sources = await loadEventSources(config)
 
   if (config.metrics !== undefined) await Telemetry.loadMetrics()
 
@@ -145,14 +187,7 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   }
   const redis = redisConnections(config)
   const rateLimiting = RateLimiting.make(config, redis)
-  const health = Health.make({
-    postgres: config.organizationsSource.kind === "postgres",
-    messages: { memory: undefined, sqlite: "SQLite", postgres: "PostgreSQL" }[config.messages.kind],
-    providerProblem: rateLimiting.providerProblem,
-    // The disk store's uploads land in its .tmp first: the same file system as the objects.
-    storageDir: config.storage.kind === "local" ? join(config.storage.dir, ".tmp") : undefined,
-    outboxDir: config.provider.kind === "outbox" ? config.provider.dir : undefined
-  })
+  const health = healthOf(config, rateLimiting.providerProblem)
   const operational = Operational.make({
     metrics: config.metrics,
     context: () => context,
@@ -164,108 +199,68 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   // Answers still being worked on, also those whose client went away: a send must not be cut short.
   const inFlight = new Set<Promise<void>>()
   const requestTimeout = Duration.toMillis(config.requestTimeout)
-  const server = createServer(
-    {
-      requestTimeout,
-      headersTimeout: Math.min(60_000, requestTimeout),
-      // Node enforces both timeouts only when it checks its connections (every 30 s by default).
-      connectionsCheckingInterval: Math.max(50, Math.min(30_000, requestTimeout / 4))
-    },
-    (req, res) => {
-      const started = performance.now()
-      let logged = false
-      // Exactly one line per request: when the answer is sent, or once it is done with if the client left first.
-      const path = (req.url ?? "/").split("?")[0] ?? "/"
-      const logOnce = (note: string) => {
-        if (logged) return
-        logged = true
-        const took = performance.now() - started
-        if (context !== undefined) {
-          const request = { method: req.method ?? "GET", route: routeOf(path), status: res.statusCode }
-          Telemetry.recordRequest(context, { ...request, seconds: took / 1000 })
-        }
-        // Load balancers probe every few seconds: their successes would drown the log.
-        if (Operational.isProbe(path) && res.statusCode === 200) return
-        // The path only: query strings carry storage keys, and no header is ever logged. A path with a
-        // parameter is logged as its template: `/suppressions/{email}` holds an address.
-        const route = routeOf(path)
-        log(`${req.method} ${route.includes("{") ? route : path} ${res.statusCode} ${took.toFixed(1)}ms${note}`)
+  const server = createServer(timeouts(requestTimeout), (req, res) => {
+    const started = performance.now()
+    let logged = false
+    // Exactly one line per request: when the answer is sent, or once it is done with if the client left first.
+    const path = (req.url ?? "/").split("?")[0] ?? "/"
+    const logOnce = (note: string) => {
+      if (logged) return
+      logged = true
+      const took = performance.now() - started
+      if (context !== undefined) {
+        const request = { method: req.method ?? "GET", route: routeOf(path), status: res.statusCode }
+        Telemetry.recordRequest(context, { ...request, seconds: took / 1000 })
       }
-      res.once("finish", () => {
-        logOnce("")
-        // While shutting down, a connection whose last request just finished is not kept alive.
-        if (closing !== undefined) setImmediate(() => server.closeIdleConnections())
-      })
-      let done: Promise<void>
-      if (operational.serves(req.method, path)) {
-        done = operational.answer(path, req, res)
-      } else if (handle === undefined) {
-        res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-        res.end(JSON.stringify({ message: "starting" }))
-        done = Promise.resolve()
-      } else {
-        done = viewer?.handle(req, res) ?? handle(req, res)
-        inFlight.add(done)
-        void done.finally(() => inFlight.delete(done))
-      }
-      res.once("close", () => {
-        if (!res.writableFinished) void done.then(() => logOnce(" (client gone)"))
-      })
+      // Load balancers probe every few seconds: their successes would drown the log.
+      if (Operational.isProbe(path) && res.statusCode === 200) return
+      // The path only: query strings carry storage keys, and no header is ever logged. A path with a
+      // parameter is logged as its template: `/suppressions/{email}` holds an address.
+      const route = routeOf(path)
+      log(`${req.method} ${route.includes("{") ? route : path} ${res.statusCode} ${took.toFixed(1)}ms${note}`)
     }
-  )
-  server.on("clientError", answerClientError)
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (error) => reject(Startup.listenError(error, config.port, host)))
-    server.listen(config.port, host, () => {
-      server.off("error", reject)
-      resolve()
+    res.once("finish", () => {
+      logOnce("")
+      // While shutting down, a connection whose last request just finished is not kept alive.
+      if (closing !== undefined) setImmediate(() => server.closeIdleConnections())
+    })
+    let done: Promise<void>
+    if (operational.serves(req.method, path)) {
+      done = operational.answer(path, req, res)
+    } else if (handle === undefined) {
+      res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+      res.end(JSON.stringify({ message: "starting" }))
+      done = Promise.resolve()
+    } else {
+      done = viewer?.handle(req, res) ?? handle(req, res)
+      inFlight.add(done)
+      void done.finally(() => inFlight.delete(done))
+    }
+    res.once("close", () => {
+      if (!res.writableFinished) void done.then(() => logOnce(" (client gone)"))
     })
   })
+  server.on("clientError", answerClientError)
+  await listen(server, config.port, host)
   const port = (server.address() as AddressInfo).port
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
   // Aborted when the grace period is over: sends still waiting on the provider are answered then.
   const stopSends = new AbortController()
-  const events = eventsLayer(config.events, redis)
   // Set once the viewer is up; until then nobody reads the outbox's index.
   let noteWritten = (_messageId: string) => {}
-  const provider =
-    config.provider.kind === "outbox"
-      ? observed(providerLayer(config.provider), (id) => noteWritten(id))
-      : providerLayer(config.provider)
-  const layer = Mailroom.layer<LayerError>({
-    provider: inSection("provider", provider),
-    store: inSection("storage", storageLayer(config.storage, publicUrl)),
-    organizations: inSection("organizations", organizations.layer),
-    idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
-    messages: inSection("messages", messagesLayer(config.messages, sql)),
-    queue: inSection("messages", queueLayer(config.messages, sql)),
-    worker: workerOptions(config.messages),
-    ...optional("events", events && inSection("events", events)),
-    attachments: {
-      ...optional("idSecret", config.attachmentIdSecret),
-      requireContentLength: config.requireContentLength
-    },
-    ...optional(
-      "rateLimiter",
-      rateLimiting.layer &&
-        inSection("provider", Startup.asDependency("sending.rateLimit.from", config, rateLimiting.layer))
-    ),
-    mailer: {
-      shutdown: stopSends.signal,
-      ...optional("attachmentBytesInFlight", config.sending.attachmentBytesInFlight),
-      // The config checked it is a duration Effect reads.
-      ...optional("attachmentBudgetWait", config.sending.attachmentBudgetWait as Duration.Input | undefined)
-    }
+  const runtime = Runtime.make({
+    config,
+    sql,
+    redis,
+    organizations,
+    rateLimiting,
+    health,
+    publicUrl,
+    shutdown: stopSends.signal,
+    noteWritten: (id) => noteWritten(id)
   })
-  const watched = Layer.mergeAll(
-    Layer.empty,
-    ...redisUrls(config).map((redisUrl) => health.watchRedis(redisUrl).pipe(Layer.provide(redis(redisUrl)))),
-    ...(config.tracing === undefined ? [] : [Telemetry.tracingLayer(config.tracing)])
-  )
-  // Provided to the layers too: what their own fibers count (the send queue's worker) is on /metrics.
-  const runtime = ManagedRuntime.make(Layer.merge(layer, watched).pipe(Layer.provideMerge(Telemetry.registryLayer())))
   try {
     const handlers = await runtime.runPromise(
       MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
@@ -274,17 +269,13 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     const unusable = await runtime.runPromise(Startup.problems(config))
     if (unusable.length > 0) throw new ServerStartError({ problems: unusable })
     if (config.provider.kind === "outbox") {
-      const { logError } = options
-      const waiting = Waiting.make(runtime, () => organizationIds)
-      viewer = await Viewer.start({
-        dir: config.provider.dir,
-        ...config.viewer,
-        host,
-        publicUrl,
+      viewer = await startViewer(
+        config.provider.dir,
+        config,
         runtime,
-        logError,
-        waiting
-      })
+        { host, publicUrl, options },
+        () => organizationIds
+      )
       noteWritten = viewer.noteWritten
     }
     handle = handlers.node

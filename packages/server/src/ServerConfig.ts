@@ -71,9 +71,12 @@ export type {
   ViewerConfig
 }
 export { LocalIdempotency, MemoryIdempotency, MemoryMessages, PostgresMessages, RedisIdempotency, SqliteMessages }
+/** A secret as the file gives it: the value, or `{"env": "NAME"}`. */
 export type SecretOrEnv = typeof SecretOrEnvSchema.Type
 const SecretOrEnv = SecretOrEnvSchema
+/** The `provider` section of `kind: "smtp"`: an SMTP relay, with DKIM if given. */
 export const SmtpProvider = Smtp.SmtpProvider
+/** The SMTP section with its secrets read. */
 export type SmtpConfig = Smtp.SmtpConfig
 
 const Port = Schema.Number.pipe(
@@ -84,6 +87,7 @@ const Port = Schema.Number.pipe(
   )
 )
 
+/** One organisation of the file: its id, slug, verified domains, API keys and access tokens. */
 export const Organization = Schema.Struct({
   id: Schema.String,
   slug: Schema.String,
@@ -112,6 +116,7 @@ export type OrganizationsSource =
   | { readonly kind: "config" }
   | (Omit<typeof PostgresOrganizations.Type, "url"> & { readonly url: string })
 
+/** The file's top-level settings (port, URLs, organisations, metrics, tracing, timeouts, viewer); the other sections are decoded on their own. */
 export const ServerConfig = Schema.Struct({
   port: Schema.optionalKey(Port),
   publicUrl: Schema.optionalKey(Url),
@@ -144,6 +149,7 @@ export const ServerConfig = Schema.Struct({
   viewer: Schema.optionalKey(Viewer)
 })
 
+/** The config as the server uses it: every section decoded, defaults applied, secrets read. */
 export interface Config {
   /** The file it was read from (`load`), named in start-up errors; absent for a config given as a value. */
   readonly source?: string
@@ -192,6 +198,7 @@ export interface Config {
   readonly viewer: ViewerConfig
 }
 
+/** Where a config came from (named in errors), the directory its paths are relative to, and the environment. */
 export interface ParseOptions {
   readonly source?: string
   readonly baseDir?: string

@@ -114,6 +114,7 @@ const world = (options: Partial<SesEventSource.Options> = {}, certificates: Reco
   return { source, fetched, confirmed }
 }
 
+// Headers first, then the body, as @mailroom/http hands a request over.
 const events = (source: EventSource.EventSource, body: unknown, headers: Record<string, string> = {}) =>
   probeEventSource(source).events(body, headers)
 const refusal = (source: EventSource.EventSource, body: unknown, headers: Record<string, string> = {}) =>
@@ -551,10 +552,8 @@ describe("SES through an EventBridge API destination", () => {
 
 describe("what SesEventSource judges from the headers, before the body", () => {
   const secret = "eventbridge-shared-secret-0123456789"
-  const check = (source: EventSource.EventSource, headers: Record<string, string>) => {
-    const answer = source.checkHeaders?.((name) => headers[name])
-    return typeof answer === "string" ? answer : answer?.reason._tag
-  }
+  const check = (source: EventSource.EventSource, headers: Record<string, string>) =>
+    probeEventSource(source).checkHeaders(headers)
 
   it("an EventBridge secret proves or refuses; an SNS topic off the list is refused; SNS otherwise needs its body", () => {
     const { source } = world({ eventBridgeSecret: secret })
@@ -568,6 +567,16 @@ describe("what SesEventSource judges from the headers, before the body", () => {
     const bridgeOnly = make({ eventBridgeSecret: secret, maxBodyBytes: 1000 })
     assert.strictEqual(bridgeOnly.maxBodyBytes, 1000)
     assert.strictEqual(check(bridgeOnly, { "x-amz-sns-topic-arn": topic }), "Unauthenticated")
+  })
+
+  it("a genuine SNS message whose topic header is off the list is refused by that header, its body unread", async () => {
+    const { source, fetched } = world()
+    const message = sign(notification(await fixture("delivery")))
+    const refused = await refusal(source, message, { "x-amz-sns-topic-arn": `${topic}-other` })
+    assert.strictEqual(refused.reason._tag, "Unauthenticated")
+    assert.include(refused.message, "topic")
+    assert.deepStrictEqual(fetched, [])
+    assert.strictEqual((await events(source, message, { "x-amz-sns-topic-arn": topic })).length, 1)
   })
 })
 
@@ -611,18 +620,14 @@ describe("SesEventSource's clock", () => {
     () =>
       Effect.gen(function* () {
         const record = yield* Effect.promise(() => fixture("delivery"))
-        const { source } = world()
-        const request = (body: unknown) => ({
-          header: () => undefined,
-          body: new TextEncoder().encode(JSON.stringify(body))
-        })
+        const { receive } = probeEventSource(world().source)
         const message = sign(notification(record))
         yield* TestClock.setTime(Date.now())
-        assert.strictEqual((yield* source.receive(request(message))).length, 1)
+        assert.strictEqual((yield* receive(message)).length, 1)
         // The signer's certificate is valid for one day; a message published then is fresh.
         yield* TestClock.adjust("2 days")
         const later = sign(notification(record, { Timestamp: new Date(yield* Clock.currentTimeMillis).toISOString() }))
-        const error = yield* Effect.flip(source.receive(request(later)))
+        const error = yield* Effect.flip(receive(later))
         assert.strictEqual(error.reason._tag, "Unauthenticated")
         assert.include(error.message, "expired")
       })
@@ -632,24 +637,21 @@ describe("SesEventSource's clock", () => {
     Effect.gen(function* () {
       const record = yield* Effect.promise(() => fixture("delivery"))
       const { source, fetched } = world()
-      const request = (body: unknown) => ({
-        header: () => undefined,
-        body: new TextEncoder().encode(JSON.stringify(body))
-      })
+      const { receive } = probeEventSource(source)
       const published = Date.now()
       const message = sign(notification(record, { Timestamp: new Date(published).toISOString() }))
       yield* TestClock.setTime(published)
-      assert.strictEqual((yield* source.receive(request(message))).length, 1)
+      assert.strictEqual((yield* receive(message)).length, 1)
       yield* TestClock.adjust("59 minutes")
-      assert.strictEqual((yield* source.receive(request(message))).length, 1)
+      assert.strictEqual((yield* receive(message)).length, 1)
       yield* TestClock.adjust("2 minutes")
-      const error = yield* Effect.flip(source.receive(request(message)))
+      const error = yield* Effect.flip(receive(message))
       assert.strictEqual(error.reason._tag, "Unauthenticated")
       assert.include(error.message, "more than one hour old")
       // Refused before the certificate is fetched again (it was cached from the first).
       assert.deepStrictEqual(fetched, [certUrl])
       // A Timestamp SNS never writes is a 400.
-      const odd = yield* Effect.flip(source.receive(request(sign(notification(record, { Timestamp: "yesterday" })))))
+      const odd = yield* Effect.flip(receive(sign(notification(record, { Timestamp: "yesterday" }))))
       assert.strictEqual(odd.reason._tag, "Malformed")
     })
   )

@@ -1,7 +1,7 @@
 // Drives an EventSource the way @mailroom/http does, for adapter tests: a body (bytes, as sent) and
 // headers in; the events, or the refusal with its reason, out.
 import { Effect, Exit } from "effect"
-import type { EventSource, EventSourceError } from "../EventSource.js"
+import type { EventSource, EventSourceError, InboundRequest, Reason } from "../EventSource.js"
 import type * as MailEvent from "../MailEvent.js"
 
 type Headers = Readonly<Record<string, string>>
@@ -16,17 +16,25 @@ export interface EventSourceProbe {
   readonly events: (body: unknown, headers?: Headers) => Promise<ReadonlyArray<MailEvent.Unrouted>>
   /** The error of a request the source refuses; rejects when it accepts. */
   readonly refusal: (body: unknown, headers?: Headers) => Promise<EventSourceError>
+  /** What the headers alone prove, as `@mailroom/http` asks before reading a body: the verdict, or the refusal's tag. */
+  readonly checkHeaders: (headers?: Headers) => "verified" | "unverified" | Reason["_tag"]
 }
 
 /** A probe of `source`; `headers` go with every request unless a call gives its own. */
 export const probeEventSource = (source: EventSource, headers: Headers = {}): EventSourceProbe => {
+  // Node hands @mailroom/http its header names in lower case, whatever the caller wrote.
+  const lookup = (given: Headers) => {
+    const lower = new Map(Object.entries(given).map(([name, value]) => [name.toLowerCase(), value]))
+    return (name: string) => lower.get(name)
+  }
+  const check = (header: InboundRequest["header"]) => source.checkHeaders?.(header) ?? "unverified"
   const receive = (body: unknown, given: Headers = headers) => {
-    const header = (name: string) => given[name]
+    const header = lookup(given)
     // As @mailroom/http does: the headers first, the body only when they do not refuse.
-    const check = source.checkHeaders?.(header) ?? "unverified"
-    return typeof check === "string"
+    const verdict = check(header)
+    return typeof verdict === "string"
       ? source.receive({ header, body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body)) })
-      : Effect.fail(check)
+      : Effect.fail(verdict)
   }
   return {
     receive,
@@ -41,6 +49,10 @@ export const probeEventSource = (source: EventSource, headers: Headers = {}): Ev
       const reason = exit.cause.reasons[0]
       if (reason === undefined || !("error" in reason)) throw new Error(`not a refusal: ${String(exit.cause)}`)
       return reason.error
+    },
+    checkHeaders: (given = headers) => {
+      const verdict = check(lookup(given))
+      return typeof verdict === "string" ? verdict : verdict.reason._tag
     }
   }
 }

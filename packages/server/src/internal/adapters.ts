@@ -123,7 +123,7 @@ export const idempotencyLayer = (
       return DiskIdempotencyStore.layer({ dir: idempotency.dir })
     case "redis":
       return lazy(async () =>
-        (await import("@mailroom/redis")).RedisIdempotencyStore.layerRedis(optional("prefix", idempotency.prefix))
+        (await import("@mailroom/redis")).RedisIdempotencyStore.layerFromClient(optional("prefix", idempotency.prefix))
       ).pipe(Layer.provide(redis(idempotency.url)))
   }
 }

@@ -7,6 +7,7 @@ import { nonEmpty, SecretOrEnv as SecretOrEnvSchema, Time, Url } from "./decode.
 import { hashedSecretProblems } from "./secrets.js"
 import { type IdempotencyConfig, type QueueConfig, queueSection } from "./stores.js"
 
+/** The config's `events` section: delivery events, their webhooks and the queue they go through. */
 export const Events = Schema.Struct({
   webhooks: Schema.optionalKey(
     Schema.Array(Schema.Struct({ organization: Schema.String, url: Url, secret: SecretOrEnvSchema }))

@@ -27,11 +27,13 @@ const SqlQueue = Schema.Struct({
 })
 const MemoryQueue = Schema.Struct({ concurrency: SqlQueue.fields.concurrency })
 
+/** Message records in memory: one process, forgotten on restart. */
 export const MemoryMessages = Schema.Struct({
   kind: Schema.Literal("memory"),
   retention: Schema.optionalKey(Retention),
   queue: Schema.optionalKey(MemoryQueue)
 })
+/** Message records in SQLite at `path`: one machine, kept across restarts (the default). */
 export const SqliteMessages = Schema.Struct({
   kind: Schema.Literal("sqlite"),
   /** Default: `mailroom.db` beside the local store's directory, else `.mailroom/mailroom.db`. */
@@ -39,6 +41,7 @@ export const SqliteMessages = Schema.Struct({
   retention: Schema.optionalKey(Retention),
   queue: Schema.optionalKey(SqlQueue)
 })
+/** Message records in PostgreSQL at `url`: shared by a fleet. */
 export const PostgresMessages = Schema.Struct({
   kind: Schema.Literal("postgres"),
   /** Default: the DATABASE_URL environment variable, so the file need not hold the password. */

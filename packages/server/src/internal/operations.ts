@@ -35,11 +35,13 @@ export interface RateLimitConfig {
     | { readonly kind: "redis"; readonly url: string; readonly prefix?: string }
 }
 
+/** The `metrics` section as the server uses it. */
 export interface MetricsConfig {
   /** The bearer token `GET /metrics` asks for: plain, or `sha256:<hex>`. None: open to whoever reaches it. */
   readonly token: string | undefined
 }
 
+/** The `tracing` section as the server uses it: where spans are exported and under which service name. */
 export interface TracingConfig {
   readonly otlpEndpoint: string
   readonly serviceName: string

@@ -13,8 +13,11 @@ const RedisUrl = Schema.String.pipe(
 )
 const RedisUrlSetting = Schema.Union([RedisUrl, Schema.Struct({ env: nonEmpty("an environment variable name") })])
 
+/** Idempotency records in memory: one process, forgotten on restart. */
 export const MemoryIdempotency = Schema.Struct({ kind: Schema.Literal("memory") })
+/** Idempotency records in files under `dir`: one machine, kept across restarts. */
 export const LocalIdempotency = Schema.Struct({ kind: Schema.Literal("local"), dir: Schema.optionalKey(Dir) })
+/** Idempotency records in Redis: shared by a fleet. */
 export const RedisIdempotency = Schema.Struct({
   kind: Schema.Literal("redis"),
   /** Default: the REDIS_URL environment variable, so the file need not hold the password. */

@@ -12,6 +12,7 @@ export const Viewer = Schema.Struct({
   )
 })
 
+/** The `viewer` section as the server uses it. */
 export interface ViewerConfig {
   /** False only when the file says `"enabled": false`, or the provider is not the outbox. */
   readonly enabled: boolean
