@@ -54,6 +54,9 @@ export const compare = async (
   return { rounds: times, min: times.map((t) => Math.min(...t)), median: times.map(median) }
 }
 
+/** The verdict printed beside each target: `target met` or `missed`. */
+export const verdict = (met: boolean): string => (met ? "target met" : "missed")
+
 const ms = (value: number) => (value >= 1 ? value.toFixed(2) : value.toFixed(3))
 
 /**
@@ -75,7 +78,7 @@ export const ratioRows = (
       "min ms": ms(comparison.min[i] ?? 0),
       "median ms": ms(comparison.median[i] ?? 0),
       "ratio (min / median)": i === 0 ? "baseline" : `${min.toFixed(2)}x / ${med.toFixed(2)}x`,
-      target: target === undefined ? "" : `≤ ${target}x: ${min <= target ? "met" : "MISSED"}`
+      target: target === undefined ? "" : `≤ ${target}x: ${verdict(min <= target)}`
     }
   })
 
@@ -142,6 +145,6 @@ export const throughputRows = (
       "best req/s": Math.round(comparison.max[i] ?? 0),
       "median req/s": Math.round(comparison.median[i] ?? 0),
       "ratio (best / median)": i === 0 ? "baseline" : `${best.toFixed(2)}x / ${med.toFixed(2)}x`,
-      target: target === undefined ? "" : `≥ ${target}x: ${best >= target ? "met" : "MISSED"}`
+      target: target === undefined ? "" : `≥ ${target}x: ${verdict(best >= target)}`
     }
   })

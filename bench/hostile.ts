@@ -3,6 +3,7 @@
 // process whose peak RSS (VmHWM) is read from /proc. Target: the handler within 2x of JSON.parse.
 import { type ChildProcess, spawn } from "node:child_process"
 import { readFile } from "node:fs/promises"
+import { verdict } from "./compare.ts"
 
 const start = (kind: "router" | "parse") =>
   new Promise<{ readonly port: number; readonly child: ChildProcess }>((resolve, reject) => {
@@ -61,7 +62,7 @@ export const run = async () => {
       "JSON.parse only, peak RSS MiB": peak.parse,
       "@mailroom/http, peak RSS MiB": peak.router,
       "http / parse": `${ratio.toFixed(2)}x`,
-      target: `≤ 2x: ${ratio <= 2 ? "met" : "MISSED"}`
+      target: `≤ 2x: ${verdict(ratio <= 2)}`
     })
   }
   return rows

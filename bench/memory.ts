@@ -5,6 +5,7 @@
 import { writeFile } from "node:fs/promises"
 import type { AddressInfo } from "node:net"
 import emulatorModule from "aws-ses-v2-local"
+import { verdict } from "./compare.ts"
 import { embedded, type Running, startServer } from "./servers.ts"
 
 const startEmulator: typeof emulatorModule.default =
@@ -69,7 +70,7 @@ const measure = async (server: Running, name: string, target: number) => {
     "idle RSS MiB": Math.round(idle / 2 ** 20),
     "peak RSS MiB": Math.round(peak / 2 ** 20),
     "(peak - idle) / attachment bytes": `${ratio.toFixed(2)}x`,
-    target: `≤ ${target}x: ${ratio <= target ? "met" : "MISSED"}`
+    target: `≤ ${target}x: ${verdict(ratio <= target)}`
   }
 }
 

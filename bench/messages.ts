@@ -11,7 +11,7 @@ import { SqliteClient } from "@mailroom/sqlite"
 import { startPostgresCluster } from "@mailroom/test-support"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import type { SqlClient } from "effect/sql"
-import { compare } from "./compare.ts"
+import { compare, verdict } from "./compare.ts"
 import { fill, organizationId, start } from "./messagesFill.ts"
 
 const small = 1_000
@@ -56,7 +56,7 @@ const measure = async (engine: string, smallLog: MessageLog.MessageLog, largeLog
       "1,000 ms (min / median)": `${ms(min[0] ?? 0)} / ${ms(median[0] ?? 0)}`,
       "1,000,000 ms (min / median)": `${ms(min[1] ?? 0)} / ${ms(median[1] ?? 0)}`,
       "ratio (min / median)": `${ratio(min).toFixed(2)}x / ${ratio(median).toFixed(2)}x`,
-      target: `≤ ${target}x: ${ratio(min) <= target ? "met" : "MISSED"}`
+      target: `≤ ${target}x: ${verdict(ratio(min) <= target)}`
     })
   }
   return rows

@@ -10,7 +10,7 @@ import type { EmailProvider } from "@mailroom/core"
 import { OutboxEmailProvider } from "@mailroom/local"
 import { Effect } from "effect"
 import MailComposer from "nodemailer/lib/mail-composer"
-import { compare, ratioRows } from "./compare.ts"
+import { compare, ratioRows, verdict } from "./compare.ts"
 
 const email: EmailProvider.OutboundEmail = {
   from: { address: "billing@acme.example", name: "Acme Billing" },
@@ -81,7 +81,7 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
       {
         name: "speedup: former outbox / OutboxEmailProvider.send",
         "ratio (min / median)": `${speedup(comparison.min).toFixed(2)}x / ${speedup(comparison.median).toFixed(2)}x`,
-        target: `≥ 1.5x: ${speedup(comparison.min) >= 1.5 ? "met" : "MISSED"}`
+        target: `≥ 1.5x: ${verdict(speedup(comparison.min) >= 1.5)}`
       }
     ]
   } finally {

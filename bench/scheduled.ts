@@ -8,7 +8,7 @@ import { Agent, request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startPostgresCluster } from "@mailroom/test-support"
-import { compare, ratioRows } from "./compare.ts"
+import { compare, ratioRows, verdict } from "./compare.ts"
 
 const bin = new URL("../packages/server/dist/bin.js", import.meta.url).pathname
 const perRound = 300
@@ -151,7 +151,7 @@ const rates = async (name: string, instances: ReadonlyArray<Instance>, outbox: s
     {
       name: `${name}: drain / direct`,
       "ratio (best / median)": `${ratio.toFixed(2)}x / ${(median(drainRates) / median(directRates)).toFixed(2)}x`,
-      target: `≥ 0.7x: ${ratio >= 0.7 ? "met" : "MISSED"}`
+      target: `≥ 0.7x: ${verdict(ratio >= 0.7)}`
     }
   ]
 }

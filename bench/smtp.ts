@@ -8,7 +8,7 @@ import { SmtpEmailProvider } from "@mailroom/smtp"
 import { Effect, Exit, Scope } from "effect"
 import nodemailer from "nodemailer"
 import { SMTPServer } from "smtp-server"
-import { compare, ratioRows } from "./compare.ts"
+import { compare, ratioRows, verdict } from "./compare.ts"
 
 const batch = 50
 const attachment = new Uint8Array(20 * 1024).fill(7)
@@ -76,7 +76,7 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
       {
         name: "throughput: SmtpEmailProvider / nodemailer",
         "ratio (min / median)": `${throughput(comparison.min).toFixed(2)}x / ${throughput(comparison.median).toFixed(2)}x`,
-        target: `≥ 0.9x: ${throughput(comparison.min) >= 0.9 ? "met" : "MISSED"}`
+        target: `≥ 0.9x: ${verdict(throughput(comparison.min) >= 0.9)}`
       }
     ]
   } finally {

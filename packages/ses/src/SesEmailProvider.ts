@@ -188,14 +188,30 @@ export const make = (
           )
         }
         return Effect.suspend(() => {
-          const deadline = AbortSignal.timeout(timeoutMillis)
+          let timedOut = false
           return Effect.tryPromise({
-            try: (signal) =>
-              client.send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
-                abortSignal: AbortSignal.any([signal, deadline])
-              }),
+            try: (signal) => {
+              // One controller and one timer, cleared with the answer: AbortSignal.timeout would keep its
+              // timer and signal alive for the whole deadline after every send, and AbortSignal.any a third.
+              const controller = new AbortController()
+              const interrupted = () => controller.abort(signal.reason)
+              signal.addEventListener("abort", interrupted, { once: true })
+              const timer = setTimeout(() => {
+                timedOut = true
+                controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"))
+              }, timeoutMillis)
+              timer.unref()
+              return client
+                .send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
+                  abortSignal: controller.signal
+                })
+                .finally(() => {
+                  clearTimeout(timer)
+                  signal.removeEventListener("abort", interrupted)
+                })
+            },
             catch: (error) =>
-              toProviderError(error, { email: given, secrets, ...(deadline.aborted ? { timedOutAfter: timeout } : {}) })
+              toProviderError(error, { email: given, secrets, ...(timedOut ? { timedOutAfter: timeout } : {}) })
           }).pipe(
             Effect.flatMap((output) =>
               output.MessageId === undefined || output.MessageId === ""
