@@ -84,3 +84,64 @@ export const ratioOf = (comparison: Comparison, i: number, j: number, name: stri
   const ratio = (of: "min" | "median") => `${((comparison[of][i] ?? 0) / (comparison[of][j] ?? 1)).toFixed(2)}x`
   return { name, "ratio (min / median)": `${ratio("min")} / ${ratio("median")}` }
 }
+
+export interface Loaded {
+  readonly name: string
+  /** One round: requests per second over `seconds`. */
+  readonly load: (seconds: number) => Promise<number>
+}
+
+export interface Throughput {
+  /** Each contender's requests per second in every round. */
+  readonly rounds: ReadonlyArray<ReadonlyArray<number>>
+  readonly max: ReadonlyArray<number>
+  readonly median: ReadonlyArray<number>
+}
+
+/**
+ * Throughput side by side: each contender loaded for `seconds` in turn, the order alternating, for
+ * `rounds` rounds after an untimed warm-up round, so that a change in the machine's load falls on all alike.
+ */
+export const compareThroughput = async (
+  contenders: ReadonlyArray<Loaded>,
+  {
+    rounds = 5,
+    seconds = 2,
+    warmup = 1
+  }: { readonly rounds?: number; readonly seconds?: number; readonly warmup?: number } = {}
+): Promise<Throughput> => {
+  const rates: Array<Array<number>> = contenders.map(() => [])
+  for (let round = -warmup; round < rounds; round++) {
+    const order = contenders.map((_, i) => i)
+    if (round % 2 === 1) order.reverse()
+    for (const i of order) {
+      const rate = await (contenders[i] as Loaded).load(round < 0 ? 1 : seconds)
+      if (round >= 0) rates[i]?.push(rate)
+    }
+  }
+  return { rounds: rates, max: rates.map((r) => Math.max(...r)), median: rates.map(median) }
+}
+
+/**
+ * One row per contender: its best and median requests per second and their ratios to the baseline
+ * (the first contender), each checked against its target (at least that share of the baseline). The
+ * verdict is taken on the best rounds, the ones least slowed by other processes, as `ratioRows` takes
+ * it on the fastest times.
+ */
+export const throughputRows = (
+  comparison: Throughput,
+  contenders: ReadonlyArray<{ readonly name: string }>,
+  targets: ReadonlyArray<number | undefined> = []
+): ReadonlyArray<object> =>
+  contenders.map((contender, i) => {
+    const best = (comparison.max[i] ?? 0) / (comparison.max[0] ?? 1)
+    const med = (comparison.median[i] ?? 0) / (comparison.median[0] ?? 1)
+    const target = targets[i]
+    return {
+      name: contender.name,
+      "best req/s": Math.round(comparison.max[i] ?? 0),
+      "median req/s": Math.round(comparison.median[i] ?? 0),
+      "ratio (best / median)": i === 0 ? "baseline" : `${best.toFixed(2)}x / ${med.toFixed(2)}x`,
+      target: target === undefined ? "" : `≥ ${target}x: ${best >= target ? "met" : "MISSED"}`
+    }
+  })

@@ -1,10 +1,15 @@
-// A server for the HTTP benchmark, in its own process: `router` mounts @mailroom/http's Node handler;
+// A server for the HTTP benchmarks, in its own process: `router` mounts @mailroom/http's Node handler;
 // `bare` is plain node:http making the same core calls with no router; `parse` only JSON.parses
-// each body. Prints its port.
+// each body; `local` is `router` on the local disk store (DiskObjectStore in a temporary folder) instead
+// of the memory store. Prints its port.
+import { mkdtempSync } from "node:fs"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Attachments, EmailProvider, Mailer, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
+import { DiskObjectStore } from "@mailroom/local"
 import { Effect, Layer, ManagedRuntime } from "effect"
 
 // A provider that answers at once, so the benchmark measures mailroom and not a vendor.
@@ -12,9 +17,18 @@ const provider: EmailProvider.EmailProvider = {
   ...EmailProvider.makeMemory(),
   send: () => Effect.succeed({ messageId: "bench" })
 }
+const kind = process.argv[2]
+const store =
+  kind === "local"
+    ? DiskObjectStore.layer({
+        dir: mkdtempSync(join(tmpdir(), "mailroom-bench-store-")),
+        publicUrl: "http://127.0.0.1:3000",
+        signingSecret: "bench-secret"
+      })
+    : ObjectStore.layerMemory()
 const layer = Mailroom.layer({
   provider: Layer.succeed(EmailProvider.EmailProvider, provider),
-  store: ObjectStore.layerMemory(),
+  store,
   organizations: Organizations.layerStatic({
     serviceDomain: "mailroom.test",
     organizations: [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_bench"] }]
@@ -69,7 +83,6 @@ const parseOnly = () =>
     res.end(JSON.stringify({ errors: ["request: refused"] }))
   })
 
-const kind = process.argv[2]
 const server =
   kind === "bare" ? bare() : kind === "parse" ? parseOnly() : createServer(MailroomHandler.fromLayer(layer).node)
 server.listen(0, "127.0.0.1", () => console.log((server.address() as AddressInfo).port))

@@ -2,6 +2,7 @@
 // same core call without the router (issue 3's baseline). Each server runs in its own process.
 import { type ChildProcess, spawn } from "node:child_process"
 import autocannon from "autocannon"
+import { compareThroughput, throughputRows } from "./compare.ts"
 
 const start = (kind: "router" | "bare") =>
   new Promise<{ readonly port: number; readonly child: ChildProcess }>((resolve, reject) => {
@@ -45,33 +46,24 @@ const endpoints = [
   ]
 ] as const
 
-/** Rounds alternate between the two servers, so a change in the machine's load hits both alike. */
-const rounds = 4
-const secondsPerRound = 2
-
 export const run = async () => {
   const rows: Array<object> = []
   const servers = { bare: await start("bare"), router: await start("router") }
   try {
     for (const [name, path, body] of endpoints) {
-      const total = { bare: 0, router: 0 }
-      for (const kind of ["bare", "router"] as const) await load(servers[kind].port, path, body, 1) // warm-up
-      for (let round = 0; round < rounds; round++) {
-        for (const kind of ["bare", "router"] as const) {
-          const result = await load(servers[kind].port, path, body, secondsPerRound)
+      const contenders = (["bare", "router"] as const).map((kind) => ({
+        name: `${name}, ${kind === "bare" ? "bare node:http, the same core calls" : "@mailroom/http"}`,
+        load: async (seconds: number) => {
+          const result = await load(servers[kind].port, path, body, seconds)
           if (result.non2xx > 0 || result.errors > 0) {
             throw new Error(`${kind} ${name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
           }
-          total[kind] += result.requests.total
+          return result.requests.total / result.duration
         }
-      }
-      const seconds = rounds * secondsPerRound
-      rows.push({
-        endpoint: name,
-        "bare node:http req/s": Math.round(total.bare / seconds),
-        "@mailroom/http req/s": Math.round(total.router / seconds),
-        "router / bare": `${((total.router / total.bare) * 100).toFixed(1)}% (target ≥ 80%)`
-      })
+      }))
+      rows.push(
+        ...throughputRows(await compareThroughput(contenders, { rounds: 4, seconds: 2 }), contenders, [undefined, 0.8])
+      )
     }
   } finally {
     servers.bare.child.kill()

@@ -110,6 +110,15 @@ export interface paths {
                         "application/json": components["schemas"]["SendEmailResponse"];
                     };
                 };
+                /** @description Scheduled: checked now, sent at scheduled_at (1 second to 30 days ahead) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ScheduledEmailResponse"];
+                    };
+                };
                 /** @description Invalid request: one message per problem */
                 400: {
                     headers: {
@@ -286,7 +295,108 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Move a scheduled message to another time */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The message_id POST /emails answered */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RescheduleRequest"];
+                };
+            };
+            responses: {
+                /** @description Rescheduled */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ScheduledEmailResponse"];
+                    };
+                };
+                /** @description scheduled_at is missing, malformed, in the past or more than 30 days ahead */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorsBody"];
+                    };
+                };
+                /** @description Missing, invalid or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["messageBody"];
+                    };
+                };
+                /** @description No message of this organisation has this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The message has started to send, or is cancelled */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The credential cannot be checked, or the records or the queue reached, right now; nothing was done */
+                503: {
+                    headers: {
+                        /** @description Whole seconds to wait before trying again */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/suppressions": {
@@ -543,6 +653,215 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a scheduled message
+         * @description A message cancelled is never sent; cancelling it again answers the same.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The message_id POST /emails answered */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Cancelled */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CancelResponse"];
+                    };
+                };
+                /** @description The id is not valid percent-encoding, or a query parameter was given */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorsBody"];
+                    };
+                };
+                /** @description Missing, invalid or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["messageBody"];
+                    };
+                };
+                /** @description No message of this organisation has this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The message has started to send */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The credential cannot be checked, or the records or the queue reached, right now; nothing was done */
+                503: {
+                    headers: {
+                        /** @description Whole seconds to wait before trying again */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send (or schedule) up to 100 messages, each on its own
+         * @description Each item is checked and sent as `POST /emails` would, a few at a time, under the same rate limits. Accepted items are listed in `data`, refused ones in `errors`, each by its index. 200 when any item was accepted, 400 with the same body when none was. One Idempotency-Key covers the whole batch.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Same key and body within 24 h replays the first response (Idempotent-Replayed: true) */
+                    "Idempotency-Key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SendBatchRequest"];
+                };
+            };
+            responses: {
+                /** @description Some or all items accepted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SendBatchResponse"];
+                    };
+                };
+                /** @description No item was accepted (the same body as 200), or the body is not an array of 1 to 100 requests ({errors}) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SendBatchResponse"] | components["schemas"]["errorsBody"];
+                    };
+                };
+                /** @description Missing, invalid or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["messageBody"];
+                    };
+                };
+                /** @description Idempotency-Key reused with another body, or still in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+                /** @description The credential cannot be checked, or the records or the queue reached, right now; nothing was done */
+                503: {
+                    headers: {
+                        /** @description Whole seconds to wait before trying again */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["errorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1216,6 +1535,8 @@ export interface components {
                 [key: string]: string;
             };
             unsubscribe?: components["schemas"]["Unsubscribe"];
+            /** Format: date-time */
+            scheduled_at?: string;
         };
         SendEmailResponse: {
             message_id: string;
@@ -1367,6 +1688,40 @@ export interface components {
         UnsuppressResponse: {
             deleted: boolean;
             email: string;
+        };
+        ScheduledEmailResponse: {
+            message_id: string;
+            /** @enum {string} */
+            status: "scheduled";
+            scheduled_at: string;
+            suppressed?: string[];
+        };
+        RescheduleRequest: {
+            /** Format: date-time */
+            scheduled_at: string;
+        };
+        CancelResponse: {
+            message_id: string;
+            /** @enum {string} */
+            status: "cancelled";
+        };
+        /** @description 1 to 100 send requests. An item the schema refuses is reported in the answer's `errors` by its index; the others are still sent. */
+        SendBatchRequest: components["schemas"]["SendEmailRequest"][];
+        BatchAccepted: {
+            index: number;
+            message_id: string;
+            /** @enum {string} */
+            status: "sent" | "scheduled";
+            scheduled_at?: string;
+            suppressed?: string[];
+        };
+        BatchRefused: {
+            index: number;
+            errors: string[];
+        };
+        SendBatchResponse: {
+            data: components["schemas"]["BatchAccepted"][];
+            errors: components["schemas"]["BatchRefused"][];
         };
     };
     responses: never;

@@ -1,7 +1,9 @@
 // A typed client for mailroom generated from the service's own GET /openapi.json: `pnpm generate`
 // writes api.d.ts with openapi-typescript, and openapi-fetch calls the API with those types.
 import createClient from "openapi-fetch"
-import type { paths } from "./api.js"
+import type { components, paths } from "./api.js"
+
+type Schemas = components["schemas"]
 
 export const makeClient = (baseUrl: string) => createClient<paths>({ baseUrl })
 
@@ -12,7 +14,12 @@ export const sendWithAttachment = async (
   client: Client,
   apiKey: string,
   file: { readonly name: string; readonly type: string; readonly bytes: Uint8Array<ArrayBuffer> }
-) => {
+): Promise<{
+  readonly presigned: Schemas["PresignResponse"]
+  readonly uploadBy: Date
+  readonly sent: Schemas["SendEmailResponse"]
+  readonly download: Schemas["DownloadResponse"]
+}> => {
   const headers = { "x-api-key": apiKey }
   const presigned = await client.POST("/attachments/presign", {
     headers,
@@ -38,7 +45,8 @@ export const sendWithAttachment = async (
       attachments: [{ filename: file.name, key: presigned.data.key, content_type: file.type }]
     }
   })
-  if (sent.data === undefined) throw new Error(`send: ${JSON.stringify(sent.error)}`)
+  // 201 when sent, 202 when scheduled (`scheduled_at`): this request is sent now.
+  if (sent.data === undefined || !("from" in sent.data)) throw new Error(`send: ${JSON.stringify(sent.error)}`)
   const download = await client.GET("/attachments/download", {
     headers,
     params: { query: { key: presigned.data.key } }

@@ -21,7 +21,8 @@ export interface ApiErrorDetails {
 
 /** Any answer of a mailroom server that is not a success. */
 export class MailroomApiError extends Error {
-  readonly [apiMarker] = true
+  /** The marker its instances carry, one per class: `isInstance` reads it. */
+  static readonly marker: symbol = apiMarker
   readonly status: number
   readonly messages: ReadonlyArray<string>
   /** Seconds the server asked the caller to wait before trying again (`Retry-After`). */
@@ -51,9 +52,20 @@ export class MailroomApiError extends Error {
     return false
   }
 
-  static isInstance(value: unknown): value is MailroomApiError {
-    return hasMarker(value, apiMarker)
+  /** True for an error of this class (or a subclass) from any copy of this package, where `instanceof` fails. */
+  static isInstance<C extends abstract new (...args: never) => MailroomApiError>(
+    this: C & { readonly marker: symbol },
+    value: unknown
+  ): value is InstanceType<C> {
+    // biome-ignore lint/complexity/noThisInStatic: the class it is called on decides which marker.
+    return hasMarker(value, this.marker)
   }
+}
+mark(MailroomApiError, apiMarker)
+
+/** Marks the instances of `error` (on its prototype, where any copy of the package looks). */
+function mark(error: abstract new (...args: never) => unknown, marker: symbol): void {
+  Object.defineProperty(error.prototype, marker, { value: true })
 }
 
 // The path only: a query string may carry a storage key, which need not end up in logs.
@@ -65,129 +77,91 @@ const pathOf = (url: string) => {
   }
 }
 
-const validationMarker = Symbol.for("@mailroom/client/ValidationError")
+/**
+ * The base of the class for one status: the status it answers, its `name`, its marker
+ * (`@mailroom/client/{name}`) and whether trying again can help.
+ */
+const StatusError = (status: number, name: string, retryable = false) => {
+  const marker = Symbol.for(`@mailroom/client/${name}`)
+  class Status extends MailroomApiError {
+    static readonly status: number = status
+    static override readonly marker: symbol = marker
+    override readonly name: string = name
+    override get isRetryable(): boolean {
+      return retryable
+    }
+  }
+  mark(Status, marker)
+  return Status
+}
+
 /** 400: the request is invalid; `errors` has one message per problem (`"to[1]: must be a valid email address"`). */
-export class ValidationError extends MailroomApiError {
-  readonly [validationMarker] = true
-  override readonly name = "ValidationError"
+export class ValidationError extends StatusError(400, "ValidationError") {
+  /** The server's messages, one per problem. */
   get errors(): ReadonlyArray<string> {
     return this.messages
   }
-  static override isInstance(value: unknown): value is ValidationError {
-    return hasMarker(value, validationMarker)
-  }
 }
 
-const authenticationMarker = Symbol.for("@mailroom/client/AuthenticationError")
 /** 401: the API key or access token is missing, invalid or revoked. A key that worked can stop working. */
-export class AuthenticationError extends MailroomApiError {
-  readonly [authenticationMarker] = true
-  override readonly name = "AuthenticationError"
-  static override isInstance(value: unknown): value is AuthenticationError {
-    return hasMarker(value, authenticationMarker)
-  }
-}
+export class AuthenticationError extends StatusError(401, "AuthenticationError") {}
 
-const forbiddenMarker = Symbol.for("@mailroom/client/ForbiddenError")
 /** 403: the credential is valid but may not do this, e.g. an `orgId` that is not the caller's own. */
-export class ForbiddenError extends MailroomApiError {
-  readonly [forbiddenMarker] = true
-  override readonly name = "ForbiddenError"
-  static override isInstance(value: unknown): value is ForbiddenError {
-    return hasMarker(value, forbiddenMarker)
-  }
-}
+export class ForbiddenError extends StatusError(403, "ForbiddenError") {}
 
-const notFoundMarker = Symbol.for("@mailroom/client/NotFoundError")
 /** 404: nothing is stored under the key or attachment id (or it is another organisation's). */
-export class NotFoundError extends MailroomApiError {
-  readonly [notFoundMarker] = true
-  override readonly name = "NotFoundError"
-  static override isInstance(value: unknown): value is NotFoundError {
-    return hasMarker(value, notFoundMarker)
-  }
-}
+export class NotFoundError extends StatusError(404, "NotFoundError") {}
 
-const conflictMarker = Symbol.for("@mailroom/client/ConflictError")
 /**
  * 409: the Idempotency-Key was used with another request, the first request with it is still
  * running, or it failed in a way that may have sent the message.
  */
-export class ConflictError extends MailroomApiError {
-  readonly [conflictMarker] = true
-  override readonly name = "ConflictError"
-  static override isInstance(value: unknown): value is ConflictError {
-    return hasMarker(value, conflictMarker)
-  }
-}
+export class ConflictError extends StatusError(409, "ConflictError") {}
 
-const payloadTooLargeMarker = Symbol.for("@mailroom/client/PayloadTooLargeError")
 /** 413: the request body is over the server's limit (1 MiB of JSON by default). */
-export class PayloadTooLargeError extends MailroomApiError {
-  readonly [payloadTooLargeMarker] = true
-  override readonly name = "PayloadTooLargeError"
-  static override isInstance(value: unknown): value is PayloadTooLargeError {
-    return hasMarker(value, payloadTooLargeMarker)
-  }
-}
+export class PayloadTooLargeError extends StatusError(413, "PayloadTooLargeError") {}
 
-const unprocessableMarker = Symbol.for("@mailroom/client/UnprocessableError")
 /**
  * 422: the email provider refused the message; usually the `from` domain is not verified, or, in a
  * provider sandbox, a recipient is not.
  */
-export class UnprocessableError extends MailroomApiError {
-  readonly [unprocessableMarker] = true
-  override readonly name = "UnprocessableError"
-  static override isInstance(value: unknown): value is UnprocessableError {
-    return hasMarker(value, unprocessableMarker)
-  }
-}
+export class UnprocessableError extends StatusError(422, "UnprocessableError") {}
 
-const rateLimitMarker = Symbol.for("@mailroom/client/RateLimitError")
 /** 429: the provider is throttling; wait `retryAfter` seconds. Nothing was sent. */
-export class RateLimitError extends MailroomApiError {
-  readonly [rateLimitMarker] = true
-  override readonly name = "RateLimitError"
-  override get isRetryable(): boolean {
-    return true
-  }
-  static override isInstance(value: unknown): value is RateLimitError {
-    return hasMarker(value, rateLimitMarker)
-  }
-}
+export class RateLimitError extends StatusError(429, "RateLimitError", true) {}
 
-const internalMarker = Symbol.for("@mailroom/client/InternalServerError")
 /** 500: an unexpected failure on the server. Not retried: a send may have gone out before it. */
-export class InternalServerError extends MailroomApiError {
-  readonly [internalMarker] = true
-  override readonly name = "InternalServerError"
-  static override isInstance(value: unknown): value is InternalServerError {
-    return hasMarker(value, internalMarker)
-  }
-}
+export class InternalServerError extends StatusError(500, "InternalServerError") {}
 
-// The server says this when its provider did not confirm a message it may have accepted; DESIGN
-// section 3 forbids retrying that blindly. Servers before `may_have_been_sent` say it in words only.
-const maybeSent = /may have been sent/i
-
-const unavailableMarker = Symbol.for("@mailroom/client/ServiceUnavailableError")
 /**
  * 503: sending is paused, the provider or the server's organisations are unavailable, or the server
  * is starting. Retryable unless the server says the message may have been sent.
  */
-export class ServiceUnavailableError extends MailroomApiError {
-  readonly [unavailableMarker] = true
-  override readonly name = "ServiceUnavailableError"
-  /** True when the server says the provider may have accepted the message before failing. */
+export class ServiceUnavailableError extends StatusError(503, "ServiceUnavailableError") {
+  /** True when the server says (`may_have_been_sent`) the provider may have accepted the message before failing. */
   get mayHaveBeenSent(): boolean {
-    const field = (this.body as { may_have_been_sent?: unknown } | null)?.may_have_been_sent
-    return typeof field === "boolean" ? field : this.messages.some((m) => maybeSent.test(m))
+    return (this.body as { may_have_been_sent?: unknown } | null)?.may_have_been_sent === true
   }
   override get isRetryable(): boolean {
     return !this.mayHaveBeenSent
   }
-  static override isInstance(value: unknown): value is ServiceUnavailableError {
-    return hasMarker(value, unavailableMarker)
-  }
 }
+
+const byStatus = new Map<number, new (details: ApiErrorDetails) => MailroomApiError>(
+  [
+    ValidationError,
+    AuthenticationError,
+    ForbiddenError,
+    NotFoundError,
+    ConflictError,
+    PayloadTooLargeError,
+    UnprocessableError,
+    RateLimitError,
+    InternalServerError,
+    ServiceUnavailableError
+  ].map((error) => [error.status, error])
+)
+
+/** The error for an answer: its status's class, or a plain MailroomApiError (405, 415, a proxy's 502). */
+export const fromDetails = (details: ApiErrorDetails): MailroomApiError =>
+  new (byStatus.get(details.status) ?? MailroomApiError)(details)

@@ -6,29 +6,64 @@ import * as TestingApi from "./internal/testing.js"
 import { exchange, type Transport } from "./internal/transport.js"
 import type * as Wire from "./internal/wire.js"
 
+/** The body of `POST /emails` (SPEC 2.4). */
 export type SendEmailRequest = Wire.SendEmailRequest
+/** The 201 answer of `POST /emails`. */
 export type SendEmailResponse = Wire.SendEmailResponse
+/** The 202 answer of a scheduled send. */
+export type ScheduledEmailResponse = Wire.ScheduledEmailResponse
+/** The body of `PATCH /emails/{id}`. */
+export type RescheduleRequest = Wire.RescheduleRequest
+/** The answer of `POST /emails/{id}/cancel`. */
+export type CancelResponse = Wire.CancelResponse
+/** An accepted item of a batch, by index. */
+export type BatchAccepted = Wire.BatchAccepted
+/** A refused item of a batch, by index, with its problems. */
+export type BatchRefused = Wire.BatchRefused
+/** The answer of `POST /emails/batch`. */
+export type SendBatchResponse = Wire.SendBatchResponse
+/** The body of `POST /attachments/presign`. */
 export type PresignRequest = Wire.PresignRequest
+/** The 201 answer of a presign: the upload URL, the key and the attachment id. */
 export type PresignResponse = Wire.PresignResponse
+/** A download URL and how long it lasts. */
 export type DownloadResponse = Wire.DownloadResponse
+/** The answer of `DELETE /attachments/delete?key=`. */
 export type DeleteByKeyResponse = Wire.DeleteByKeyResponse
+/** The answer of `DELETE /v1/attachments`. */
 export type DeleteByIdResponse = Wire.DeleteByIdResponse
+/** A message's status as the server reports it. */
 export type EmailStatus = Wire.EmailStatus
+/** A message's record: each recipient's state, tags, attachments. */
 export type EmailRecord = Wire.EmailRecord
+/** A message's record with its delivery events (`GET /emails/{id}`). */
 export type EmailDetail = Wire.EmailDetail
+/** A page of `GET /emails`, newest first, and the cursor after it. */
 export type EmailList = Wire.EmailList
+/** The query of `GET /emails`: limit, cursor, status, recipient, tag, time range. */
 export type ListEmailsQuery = Wire.ListEmailsQuery
+/** An address on the organisation's suppression list, with why. */
 export type Suppression = Wire.Suppression
+/** A page of `GET /suppressions`. */
 export type SuppressionList = Wire.SuppressionList
+/** The query of `GET /suppressions`. */
 export type ListSuppressionsQuery = Wire.ListSuppressionsQuery
+/** The body of `POST /suppressions`. */
 export type SuppressRequest = Wire.SuppressRequest
+/** The answer of `DELETE /suppressions/{email}`. */
 export type UnsuppressResponse = Wire.UnsuppressResponse
+/** An address of a message in the outbox. */
 export type InboxAddress = Wire.InboxAddress
+/** A link of a message: its URL, the text it shows, and which part it is in. */
 export type InboxLink = Wire.InboxLink
+/** An attachment of a message in the outbox, with its download URL. */
 export type InboxAttachment = Wire.InboxAttachment
+/** A message in the outbox as a list shows it. */
 export type InboxMessageSummary = Wire.InboxMessageSummary
+/** A message in the outbox: headers, text, HTML, links, attachments and events. */
 export type InboxMessage = Wire.InboxMessage
 
+/** How the client retries what is safe to retry (a 429, a 503 that sent nothing, a refused connection). */
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 3. */
   readonly attempts?: number
@@ -41,6 +76,7 @@ export interface RetryOptions {
   readonly maxDelay?: number
 }
 
+/** Where the server is, the credentials, and the client's timeout and retries. */
 export interface Options {
   /** Where the server serves the base variant (`x-api-key`), with any path prefix: `https://mail.example.com`. */
   readonly baseUrl: string | URL | undefined
@@ -66,12 +102,14 @@ export interface Options {
   readonly retry?: RetryOptions | false
 }
 
+/** What one call may set: an abort signal and its own timeout. */
 export interface RequestOptions {
   readonly signal?: AbortSignal
   /** Milliseconds this call's each attempt may take; overrides the client's `timeout`. */
   readonly timeout?: number
 }
 
+/** A send's options: its Idempotency-Key beside the request's own. */
 export interface SendOptions extends RequestOptions {
   /**
    * The same key with the same request within 24 hours is answered with the first response and
@@ -80,16 +118,36 @@ export interface SendOptions extends RequestOptions {
   readonly idempotencyKey?: string
 }
 
-export interface SendEmailResult extends SendEmailResponse {
+/** What every send answers beside the server's body. */
+export interface Sent {
   /** True when the server answered from its record of an earlier request with the same key. */
   readonly replayed: boolean
   /** The Idempotency-Key the request went with, to send the same request again safely later. */
   readonly idempotencyKey: string
 }
 
+/** The 201 answer of a send, and whether it was a replay. */
+export interface SendEmailResult extends SendEmailResponse, Sent {}
+
+/** A scheduled send's answer (202): the message waits for `scheduled_at`. */
+export interface ScheduledEmailResult extends ScheduledEmailResponse, Sent {}
+
+/** `emails.send`'s answer for `R`: scheduled when it has `scheduled_at`, sent when it has none, either when its type does not say. */
+export type SendResultOf<R> = [R] extends [never]
+  ? SendEmailResult
+  : "scheduled_at" extends keyof R
+    ? [R] extends [{ readonly scheduled_at: string }]
+      ? ScheduledEmailResult
+      : SendEmailResult | ScheduledEmailResult
+    : SendEmailResult
+
+/** Each item of a batch by its index: accepted in `data`, refused in `errors`. */
+export interface SendBatchResult extends SendBatchResponse, Sent {}
+
 /** File content for `upload`: bytes, a Blob (or File), or a stream of bytes. */
 export type UploadData = Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array>
 
+/** What `attachments.upload` sends: a file name, a type and the data. */
 export interface UploadInput {
   readonly filename: string
   /** Default: the Blob's own type, else `application/octet-stream`. */
@@ -101,6 +159,7 @@ export interface UploadInput {
   readonly orgId?: string
 }
 
+/** Where an upload is stored: the key for a send, the id for `/v1`. */
 export interface UploadResult {
   /** The storage key, for `attachments[].key` of a send. */
   readonly key: string
@@ -111,9 +170,26 @@ export interface UploadResult {
 /** An attachment by storage key (the base variant, `apiKey`) or by id (the `/v1` variant, `accessToken`). */
 export type AttachmentRef = { readonly key: string } | { readonly attachmentId: string }
 
+/** The `/emails` operations: send, get, list. */
 export interface Emails {
-  /** `POST /emails`. Resolves to the 201 body; rejects with a MailroomApiError or MailroomConnectionError. */
-  readonly send: (request: SendEmailRequest, options?: SendOptions) => Promise<SendEmailResult>
+  /**
+   * `POST /emails`. Resolves to the 201 body, or with `scheduled_at` the 202 one (`status: "scheduled"`);
+   * rejects with a MailroomApiError or MailroomConnectionError.
+   */
+  readonly send: <R extends SendEmailRequest>(request: R, options?: SendOptions) => Promise<SendResultOf<R>>
+  /**
+   * `POST /emails/batch`: 1 to 100 requests, each sent (or scheduled) on its own. Resolves to each item's
+   * outcome by index, also when none was accepted; one Idempotency-Key covers the batch and its retries.
+   */
+  readonly sendBatch: (requests: ReadonlyArray<SendEmailRequest>, options?: SendOptions) => Promise<SendBatchResult>
+  /** `POST /emails/{id}/cancel`: a ConflictError once the message started to send; a NotFoundError for another's. */
+  readonly cancel: (id: string, options?: RequestOptions) => Promise<CancelResponse>
+  /** `PATCH /emails/{id}`: moves a scheduled message to `scheduledAt` (a Date, or RFC 3339 with an offset). */
+  readonly reschedule: (
+    id: string,
+    scheduledAt: Date | string,
+    options?: RequestOptions
+  ) => Promise<ScheduledEmailResponse>
   /** `GET /emails/{id}`: each recipient's state and the delivery events. Another organisation's id is a NotFoundError. */
   readonly get: (id: string, options?: RequestOptions) => Promise<EmailDetail>
   /**
@@ -125,11 +201,13 @@ export interface Emails {
   readonly listPage: (query?: ListEmailsQuery, options?: RequestOptions) => Promise<EmailList>
 }
 
+/** An address added to the suppression list, or the entry it already had. */
 export interface SuppressResult extends Suppression {
   /** False when the address was on the list already: the entry is the one kept, with its first reason. */
   readonly created: boolean
 }
 
+/** The suppression list's operations: add, remove, list. */
 export interface Suppressions {
   /** `POST /suppressions`: sends to the address drop it from then on. */
   readonly add: (request: SuppressRequest, options?: RequestOptions) => Promise<SuppressResult>
@@ -141,6 +219,7 @@ export interface Suppressions {
   readonly listPage: (query?: ListSuppressionsQuery, options?: RequestOptions) => Promise<SuppressionList>
 }
 
+/** The attachment operations: upload, presign, download, read, delete. */
 export interface Attachments {
   /** Presign, then `PUT` the data to the returned URL: the file never passes through the mailroom server. */
   readonly upload: (input: UploadInput, options?: RequestOptions) => Promise<UploadResult>
@@ -157,6 +236,7 @@ export interface Attachments {
   }
 }
 
+/** The filters of a query of the outbox. */
 export interface InboxQueryOptions extends RequestOptions {
   /**
    * Only messages the outbox received at or after this time. Default: when the client was made, so a
@@ -165,6 +245,7 @@ export interface InboxQueryOptions extends RequestOptions {
   readonly since?: Date | string
 }
 
+/** What `testing.awaitEmail` waits for, and how long. */
 export interface AwaitEmailOptions {
   /** A recipient (to, cc or bcc), compared without case. */
   readonly to: string
@@ -199,6 +280,7 @@ export interface Testing {
   readonly clear: () => Promise<number>
 }
 
+/** A client of one mailroom server: what `make` answers. */
 export interface MailroomClient {
   readonly emails: Emails
   readonly attachments: Attachments
@@ -269,16 +351,33 @@ export const make = (options: Options): MailroomClient => {
       timeout: options.timeout
     })
 
-  const send: Emails["send"] = async (request, options = {}) => {
+  /**
+   * A POST under an Idempotency-Key (yours, or a new UUID its retries reuse), its answer marked as
+   * replayed or not. A batch none of whose items was accepted answers 400 with each item's outcome:
+   * an answer to read, not a failure.
+   */
+  const keyed = async <A>(path: string, what: string, body: unknown, options: SendOptions) => {
     const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID()
-    const headers = { ...withApiKey("emails.send"), "idempotency-key": idempotencyKey }
-    const answer = await call<SendEmailResponse>("POST", `${baseUrl}/emails`, headers, request, options)
-    return {
-      ...answer.value,
-      replayed: answer.headers.get("idempotent-replayed") === "true",
-      idempotencyKey
-    }
+    const headers = { ...withApiKey(what), "idempotency-key": idempotencyKey }
+    const answer: { readonly value: A; readonly headers?: Headers } = await call<A>(
+      "POST",
+      `${baseUrl}${path}`,
+      headers,
+      body,
+      options
+    ).catch((error: { readonly status?: number; readonly body?: { readonly data?: unknown } }) => {
+      if (error.status !== 400 || !Array.isArray(error.body?.data)) throw error
+      return { value: error.body as A }
+    })
+    return { ...answer.value, replayed: answer.headers?.get("idempotent-replayed") === "true", idempotencyKey }
   }
+
+  // The answer's type follows the request's: the server schedules exactly the requests with `scheduled_at`.
+  const send = ((request: SendEmailRequest, options: SendOptions = {}) =>
+    keyed<SendEmailResponse | ScheduledEmailResponse>("/emails", "emails.send", request, options)) as Emails["send"]
+
+  const sendBatch: Emails["sendBatch"] = (requests, options = {}) =>
+    keyed<SendBatchResponse>("/emails/batch", "emails.sendBatch", requests, options)
 
   // The base variant when there is an API key; the `/v1` one for a caller holding only a token.
   const presign: Attachments["presign"] = async (request, options = {}) => {
@@ -379,7 +478,7 @@ export const make = (options: Options): MailroomClient => {
     send: (method, url, headers) => call(method, url, headers, undefined, {})
   })
   return {
-    emails: { send, ...records.emails },
+    emails: { send, sendBatch, ...records.emails },
     attachments: { upload, presign, download, read, delete: remove },
     suppressions: records.suppressions,
     testing

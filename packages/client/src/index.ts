@@ -1,5 +1,18 @@
 // The error classes are exported by name, as callers catch and test them by name.
-export * from "./EmailNotReceivedError.js"
-export * from "./MailroomApiError.js"
+export { EmailNotReceivedError } from "./EmailNotReceivedError.js"
+export {
+  type ApiErrorDetails,
+  AuthenticationError,
+  ConflictError,
+  ForbiddenError,
+  InternalServerError,
+  MailroomApiError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitError,
+  ServiceUnavailableError,
+  UnprocessableError,
+  ValidationError
+} from "./MailroomApiError.js"
 export * as MailroomClient from "./MailroomClient.js"
 export * from "./MailroomConnectionError.js"

@@ -297,9 +297,11 @@ describe("through a gateway that fails on cue, in front of a real server", () =>
       {
         kind: "answer",
         status: 503,
+        // As the server answers it (SPEC 7's {error}, with the field the client reads).
         body: {
           error:
-            "the email provider did not confirm the message; it may have been sent, so check before sending it again"
+            "the email provider did not confirm the message; it may have been sent, so check before sending it again",
+          may_have_been_sent: true
         }
       }
     ])

@@ -10,6 +10,7 @@ import {
   ServiceUnavailableError,
   ValidationError
 } from "../src/index.js"
+import { fromDetails } from "../src/MailroomApiError.js"
 
 const details = (status: number, messages: ReadonlyArray<string>) => ({
   status,
@@ -55,14 +56,18 @@ describe("error classes", () => {
   it("only 429 and a 503 that sent nothing are retryable", () => {
     assert.isTrue(new RateLimitError(details(429, [])).isRetryable)
     assert.isTrue(new ServiceUnavailableError(details(503, ["sending is paused"])).isRetryable)
+    const maybeSent = "it may have been sent, so check before sending it again"
     assert.isFalse(
-      new ServiceUnavailableError(details(503, ["it may have been sent, so check before sending it again"])).isRetryable
+      new ServiceUnavailableError({
+        ...details(503, [maybeSent]),
+        body: { error: maybeSent, may_have_been_sent: true }
+      }).isRetryable
     )
     assert.isFalse(new ConflictError(details(409, [])).isRetryable)
     assert.isFalse(new MailroomApiError(details(502, [])).isRetryable)
   })
 
-  it("a 503's may_have_been_sent field decides over its wording; without the field, the wording does", () => {
+  it("a 503's may_have_been_sent field alone decides, whatever its wording", () => {
     const answer = (mayHaveBeenSent: boolean, error: string) =>
       new ServiceUnavailableError({ ...details(503, [error]), body: { error, may_have_been_sent: mayHaveBeenSent } })
     const cut = answer(true, "the server shut down while the provider had not answered")
@@ -71,5 +76,27 @@ describe("error classes", () => {
     const paused = answer(false, "sending is paused; a message that may have been sent earlier is unaffected")
     assert.isFalse(paused.mayHaveBeenSent)
     assert.isTrue(paused.isRetryable)
+    // Words are for people: without the field, nothing says the message may have gone out.
+    const worded = new ServiceUnavailableError(details(503, ["the message may have been sent"]))
+    assert.isFalse(worded.mayHaveBeenSent)
+  })
+
+  it("each status has its class, name and marker; another status is a plain MailroomApiError", () => {
+    const classes = [
+      [400, ValidationError],
+      [409, ConflictError],
+      [404, NotFoundError],
+      [429, RateLimitError],
+      [503, ServiceUnavailableError]
+    ] as const
+    for (const [status, Class] of classes) {
+      const error = fromDetails(details(status, []))
+      assert.instanceOf(error, Class)
+      assert.strictEqual(error.name, Class.name)
+      for (const [, Other] of classes) assert.strictEqual(Other.isInstance(error), Other === Class, `${status}`)
+    }
+    const other = fromDetails(details(502, []))
+    assert.strictEqual(other.constructor, MailroomApiError)
+    assert.strictEqual(other.name, "MailroomApiError")
   })
 })

@@ -8,6 +8,10 @@ type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B 
 const same: {
   readonly sendRequest: Equals<MailroomClient.SendEmailRequest, Wire.SendEmailRequest>
   readonly sendResponse: Equals<MailroomClient.SendEmailResponse, Wire.SendEmailResponse>
+  readonly scheduled: Equals<MailroomClient.ScheduledEmailResponse, Wire.ScheduledEmailResponse>
+  readonly reschedule: Equals<MailroomClient.RescheduleRequest, typeof Wire.RescheduleRequest.Encoded>
+  readonly cancel: Equals<MailroomClient.CancelResponse, Wire.CancelResponse>
+  readonly batch: Equals<MailroomClient.SendBatchResponse, Wire.SendBatchResponse>
   readonly presignRequest: Equals<MailroomClient.PresignRequest, Wire.PresignRequest>
   readonly presignResponse: Equals<MailroomClient.PresignResponse, Wire.PresignResponse>
   readonly download: Equals<MailroomClient.DownloadResponse, Wire.DownloadResponse>
@@ -26,6 +30,10 @@ const same: {
 } = {
   sendRequest: true,
   sendResponse: true,
+  scheduled: true,
+  reschedule: true,
+  cancel: true,
+  batch: true,
   presignRequest: true,
   presignResponse: true,
   download: true,

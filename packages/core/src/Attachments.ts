@@ -1,9 +1,9 @@
 // Attachment operations of the API: presigned uploads, download URLs and deletion, by storage key
 // or by `att_` id, each confined to the caller's own `attachments/{orgId}/` prefix.
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
-import { defaultMaxUploadBytes } from "./adapter.js"
 import * as AttachmentKey from "./internal/attachmentKey.js"
 import { sanitizeFilename } from "./internal/filename.js"
+import { defaultMaxUploadBytes } from "./internal/options.js"
 import { checkOrgId, isOwnKey } from "./internal/tenancy.js"
 import type { Forbidden } from "./MailroomError.js"
 import { NotFound, ValidationError } from "./MailroomError.js"
@@ -11,6 +11,7 @@ import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import type { Principal } from "./Organizations.js"
 import * as Wire from "./Wire.js"
 
+/** The limits presigns keep, and the secret attachment ids are signed with. */
 export interface Config {
   /** Largest upload a presigned URL is issued for when `content_length` is declared. Default 25 MiB. */
   readonly maxUploadBytes?: number
@@ -32,6 +33,7 @@ export interface Config {
   readonly idSecret?: string | Redacted.Redacted<string>
 }
 
+/** The attachment operations of both API variants, on the `ObjectStore` in context. */
 export interface Attachments {
   /** The largest `content_length` a presign accepts: the API's document states it. */
   readonly maxUploadBytes: number
@@ -66,6 +68,7 @@ const notFound = (what: string) => new NotFound({ message: `attachment not found
 /** Tags ids when no `idSecret` is configured: they stay bound to their organisation, but are not secret. */
 const publicIdSecret = "public"
 
+/** The service on the `ObjectStore` in context. */
 export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const store = yield* ObjectStore
   const maxUploadBytes = config.maxUploadBytes ?? defaultMaxUploadBytes
@@ -172,5 +175,6 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   })
 })
 
+/** Provides `Attachments` on the `ObjectStore` in context. */
 export const layer = (config: Config = {}): Layer.Layer<Attachments, never, ObjectStore> =>
   Layer.effect(Attachments, make(config))

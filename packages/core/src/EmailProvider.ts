@@ -23,11 +23,13 @@ export {
   failover
 } from "./internal/failover.js"
 
+/** The `from` of a message: an address and a display name. */
 export interface Sender {
   readonly address: string
   readonly name?: string
 }
 
+/** An attachment as a provider sends it: its bytes, name and type. */
 export interface OutboundAttachment {
   readonly filename: string
   readonly contentType: string
@@ -106,6 +108,7 @@ export interface Limits {
   readonly forbiddenHeaders?: ReadonlyArray<string>
 }
 
+/** What a provider answers for a message it accepted: its own id. */
 export interface SendResult {
   readonly messageId: string
   /**
@@ -115,11 +118,18 @@ export interface SendResult {
   readonly provider?: string
 }
 
+/** A vendor that sends mail: its name, its limits, `send` and `verify`. */
 export interface EmailProvider {
   /** Short vendor name, used in logs and in ProviderError.provider. */
   readonly name: string
   readonly limits: Limits
   readonly send: (email: OutboundEmail) => Effect.Effect<SendResult, ProviderError>
+  /**
+   * True when two sends with one `idempotencyKey` make one message (Resend's `Idempotency-Key`; the
+   * outbox, which writes one file per message id). A scheduled message whose instance stopped mid-send
+   * is then sent again under its key; with any other provider it is left `unknown`. Default false.
+   */
+  readonly deduplicatesByKey?: boolean
   /**
    * Checks, sending nothing, that sends can work now: the credentials resolve, the vendor answers and
    * accepts them (as Nodemailer's `transporter.verify()`). Readiness probes and the server's start-up
@@ -135,6 +145,7 @@ export const EmailProvider: Context.Service<EmailProvider, EmailProvider> =
 
 // --- memory -------------------------------------------------------------------------------------
 
+/** A message the memory provider took, with the id it answered. */
 export interface SentEmail {
   readonly messageId: string
   readonly email: OutboundEmail
@@ -152,6 +163,7 @@ export const memoryLimits: Limits = {
   forbiddenExtensions: ["exe", "bat", "cmd", "com", "scr", "vbs", "js", "jar", "msi"]
 }
 
+/** The memory provider's limits and where its events go. */
 export interface MemoryOptions {
   readonly limits?: Limits
   /**

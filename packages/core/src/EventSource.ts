@@ -1,6 +1,7 @@
 // An inbound webhook a provider calls with its delivery records: it checks that the caller is the
 // provider, and translates each record into MailEvents. @mailroom/http serves each at POST /webhooks/{name}.
-import { Data, type Effect, Redacted } from "effect"
+import { type Effect, Redacted } from "effect"
+import { guard, ReasonError, reasonOf, TaggedReason } from "./internal/reasonError.js"
 import { isHashed, matcher } from "./internal/secret.js"
 import type * as MailEvent from "./MailEvent.js"
 
@@ -11,52 +12,34 @@ export interface InboundRequest {
   readonly body: Uint8Array
 }
 
-const TypeId = Symbol.for("@mailroom/core/EventSourceError")
-
 /** A bad signature or credential (401): the caller is not the provider. */
-export class Unauthenticated extends Data.TaggedClass("Unauthenticated")<{ readonly message: string }> {
-  readonly isRetryable = false
-}
+export class Unauthenticated extends TaggedReason("Unauthenticated", false)<{ readonly message: string }> {}
 
 /** A body the provider never sends (400). */
-export class Malformed extends Data.TaggedClass("Malformed")<{ readonly message: string }> {
-  readonly isRetryable = false
-}
+export class Malformed extends TaggedReason("Malformed", false)<{ readonly message: string }> {}
 
 /** Something needed to check the request (the signing certificate) could not be had (503): the provider sends it again. */
-export class Unavailable extends Data.TaggedClass("Unavailable")<{ readonly message: string }> {
-  readonly isRetryable = true
-}
+export class Unavailable extends TaggedReason("Unavailable", true)<{ readonly message: string }> {}
 
+/** Why a source refused a request. */
 export type Reason = Unauthenticated | Malformed | Unavailable
 
 /** Why a request was refused; `cause` keeps what failed underneath (a fetch, a parser). */
-export class EventSourceError extends Data.TaggedError("EventSourceError")<{
+export class EventSourceError extends ReasonError("EventSourceError")<{
   /** The vendor whose source refused it: "ses", "postmark". */
   readonly source: string
   readonly reason: Reason
   readonly cause?: unknown
-}> {
-  readonly [TypeId] = TypeId
+}> {}
 
-  override get message(): string {
-    return this.reason.message
-  }
-
-  get isRetryable(): boolean {
-    return this.reason.isRetryable
-  }
-}
-
-const reasons = { Unauthenticated, Malformed, Unavailable } as const
+const reason = reasonOf({ Unauthenticated, Malformed, Unavailable })
 
 /** An EventSourceError with a reason of `tag`, as sources build their refusals. */
 export const refusal = (source: string, tag: Reason["_tag"], message: string, cause?: unknown): EventSourceError =>
-  new EventSourceError({ source, reason: new reasons[tag]({ message }), ...(cause === undefined ? {} : { cause }) })
+  new EventSourceError({ source, reason: reason(tag, message), ...(cause === undefined ? {} : { cause }) })
 
 /** True for an EventSourceError from any copy of this package. */
-export const isEventSourceError = (u: unknown): u is EventSourceError =>
-  typeof u === "object" && u !== null && TypeId in u
+export const isEventSourceError = guard<EventSourceError>("EventSourceError")
 
 /**
  * What a request's headers alone prove, before its body is read: `"verified"` (they carry the
@@ -65,6 +48,7 @@ export const isEventSourceError = (u: unknown): u is EventSourceError =>
  */
 export type HeaderCheck = "verified" | "unverified" | EventSourceError
 
+/** A provider's webhook: checks the caller and translates the records into MailEvents. */
 export interface EventSource {
   /** The path segment it is served under: `ses` -> `POST /webhooks/ses`. Letters, digits and `-`. */
   readonly name: string

@@ -2,19 +2,23 @@
 // of it, for 24 hours, so a retried send replays its first answer instead of sending twice.
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import type { Unavailable } from "./MailroomError.js"
-import type { SendEmailResponse } from "./Wire.js"
+import type { ScheduledEmailResponse, SendBatchResponse, SendEmailResponse } from "./Wire.js"
 
+/** An Idempotency-Key within its organisation. */
 export interface Scope {
   readonly orgId: string
   readonly key: string
 }
 
+/** The first answer under a key: a send's (201), a scheduled send's (202), or a batch's (each item's outcome). */
+export type StoredResponse = SendEmailResponse | ScheduledEmailResponse | SendBatchResponse
+
 /** What is recorded under a key. `fingerprint` identifies the request body it was first used with. */
 export type Entry =
   /** The first request is still running. */
   | { readonly _tag: "InFlight"; readonly fingerprint: string }
-  /** The first request sent its message; this is its response. */
-  | { readonly _tag: "Completed"; readonly fingerprint: string; readonly response: SendEmailResponse }
+  /** The first request sent (or scheduled) its messages; this is its response. */
+  | { readonly _tag: "Completed"; readonly fingerprint: string; readonly response: StoredResponse }
   /** The first request failed after the provider may have accepted it: whether it was sent is unknown. */
   | { readonly _tag: "Uncertain"; readonly fingerprint: string }
 
@@ -39,6 +43,7 @@ export const IdempotencyStore: Context.Service<IdempotencyStore, IdempotencyStor
   "@mailroom/core/IdempotencyStore"
 )
 
+/** How long an entry is kept by default: 24 hours, as Stripe and Resend do. */
 export const defaultRetention: Duration.Duration = Duration.hours(24)
 
 /** A single-process store. Several instances behind one API need a shared store instead. */
@@ -76,5 +81,6 @@ export const makeMemory = (options: { readonly retention?: Duration.Input } = {}
   }
 }
 
+/** Provides a single-process store. */
 export const layerMemory = (options: { readonly retention?: Duration.Input } = {}): Layer.Layer<IdempotencyStore> =>
   Layer.sync(IdempotencyStore, () => makeMemory(options))

@@ -23,9 +23,11 @@ export const types = [
   "failed"
 ] as const
 
+/** What happened to a message for one recipient. */
 export const Type = Schema.Literals(types)
 export type Type = typeof Type.Type
 
+/** What a bounce said: hard, soft or undetermined, with the code and diagnostic given. */
 export const Bounce = Schema.Struct({
   /** `hard`: the address will not accept mail; `soft`: it failed this time; `undetermined`: the provider cannot tell. */
   kind: Schema.Literals(["hard", "soft", "undetermined"]),
@@ -36,6 +38,7 @@ export const Bounce = Schema.Struct({
 })
 export type Bounce = typeof Bounce.Type
 
+/** One delivery event of one recipient, as webhooks receive it. */
 export const MailEvent = Schema.Struct({
   /** Stable across the vendor's redeliveries of the same record: de-duplicate on it. Also the `webhook-id`. */
   id: Schema.String,
@@ -89,6 +92,7 @@ export const instant = (value: unknown, fallback: Date): string => {
   return (date !== undefined && !Number.isNaN(date.getTime()) ? date : fallback).toISOString()
 }
 
+/** What `make` builds an event from. */
 export interface Fields {
   readonly type: Type
   readonly provider: string

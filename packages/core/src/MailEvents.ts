@@ -2,6 +2,7 @@
 // organisation is dropped with a log line), recorded on its message (suppressing a recipient that
 // bounced hard or complained), handed to the durable sinks, then to in-process subscribers.
 import { Clock, Context, Data, Effect, Layer, Option, PubSub, type Scope, Stream } from "effect"
+import { guard, mark } from "./internal/reasonError.js"
 import type * as MailEvent from "./MailEvent.js"
 import type { Unavailable } from "./MailroomError.js"
 import * as MessageLog from "./MessageLog.js"
@@ -9,31 +10,30 @@ import { Organizations } from "./Organizations.js"
 import * as Suppressions from "./Suppressions.js"
 
 /** A durable destination (a webhook queue) failed to take the events: the caller should answer so the provider retries. */
-const TypeId = Symbol.for("@mailroom/core/MailEventsError")
-
 export class MailEventsError extends Data.TaggedError("MailEventsError")<{
   readonly message: string
   readonly cause?: unknown
 }> {
-  readonly [TypeId] = TypeId
   /** The destination (a queue) may take them later: the provider is asked to send them again. */
   readonly isRetryable = true
 }
+mark(MailEventsError, "MailEventsError")
 
 /** True for a MailEventsError from any copy of this package. */
-export const isMailEventsError = (u: unknown): u is MailEventsError =>
-  typeof u === "object" && u !== null && TypeId in u
+export const isMailEventsError = guard<MailEventsError>("MailEventsError")
 
 /** A durable destination: `deliver` returns once the events are safe (written to disk or Redis), not delivered. */
 export interface Sink {
   readonly deliver: (events: ReadonlyArray<MailEvent.MailEvent>) => Effect.Effect<void, MailEventsError>
 }
 
+/** Which events a subscriber gets. */
 export interface SubscribeOptions {
   /** Only this organisation's events. Default: every organisation's. */
   readonly organizationId?: string
 }
 
+/** Where delivery events go: routed, recorded, handed to sinks, then to subscribers. */
 export interface MailEvents {
   /**
    * Routes the events, hands them to every sink, then to subscribers; answers the events that were
@@ -56,6 +56,7 @@ export interface MailEvents {
 
 export const MailEvents: Context.Service<MailEvents, MailEvents> = Context.Service("@mailroom/core/MailEvents")
 
+/** The durable destinations `publish` awaits. */
 export interface Options {
   /** Durable destinations, each awaited by `publish`. Default: none (subscribers only). */
   readonly sinks?: ReadonlyArray<Sink>
@@ -64,6 +65,7 @@ export interface Options {
 const only = (options: SubscribeOptions | undefined) => (event: MailEvent.MailEvent) =>
   options?.organizationId === undefined || event.organization_id === options.organizationId
 
+/** The service on the `Organizations` (and, when provided, the message log and suppressions) in context. */
 export const make = Effect.fnUntraced(function* (options: Options = {}) {
   const organizations = yield* Organizations
   // Optional: with a log (as `Mailroom.layer` provides), every event is recorded on its message.
@@ -78,19 +80,16 @@ export const make = Effect.fnUntraced(function* (options: Options = {}) {
       `[mailroom] dropped a ${event.provider} ${event.type} event of message ${event.message_id}: ${why}`
     ).pipe(Effect.as([] as ReadonlyArray<MailEvent.MailEvent>))
 
-  /** The organisation and the message's own id, from the event or, when it names neither, from the log. */
+  /**
+   * An event naming no organisation, with the organisation and the message's own id found in the log
+   * by the provider's id. One naming its organisation is looked up only if the log has no record
+   * under its `message_id` (`apply`): events nearly always carry mailroom's own id.
+   */
   const identify = (event: MailEvent.Unrouted): Effect.Effect<MailEvent.Unrouted, Unavailable> =>
-    log === undefined || (event.organization_id !== undefined && event.provider_message_id !== undefined)
+    log === undefined || event.organization_id !== undefined
       ? Effect.succeed(event)
       : Effect.map(log.resolve(event.provider, event.message_id), (found) =>
-          found === undefined
-            ? event
-            : {
-                ...event,
-                organization_id: event.organization_id ?? found.organizationId,
-                message_id: found.id,
-                provider_message_id: event.message_id
-              }
+          found === undefined ? event : byMailroomId(event, found.id, found.organizationId)
         )
 
   const route = (unrouted: MailEvent.Unrouted) =>
@@ -103,39 +102,13 @@ export const make = Effect.fnUntraced(function* (options: Options = {}) {
       )
     })
 
-  /** The event recorded on its message, and its recipient suppressed on a hard bounce or a complaint. */
-  const record = (event: MailEvent.MailEvent): Effect.Effect<MailEvent.MailEvent, Unavailable> =>
-    Effect.flatMap(log === undefined ? Effect.succeed(unrecorded) : log.apply(event), ({ tags }) => {
-      const reason = suppressionOf(event)
-      const withTags = tags.length === 0 ? event : { ...event, tags }
-      if (reason === undefined || event.recipient === null || suppressions === undefined)
-        return Effect.succeed(withTags)
-      // Added again on a redelivered event too: the suppression is what matters, and adding is idempotent.
-      return Effect.as(
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          suppressions.add(
-            event.organization_id,
-            [
-              {
-                email: event.recipient ?? "",
-                reason,
-                messageId: event.message_id,
-                ...(event.bounce?.diagnostic === undefined ? {} : { detail: event.bounce.diagnostic })
-              }
-            ],
-            new Date(now).toISOString()
-          )
-        ),
-        withTags
-      )
-    })
-
   return MailEvents.of({
     publish: (events) =>
       Effect.gen(function* () {
         const routed = (yield* Effect.forEach(events, route)).flat()
         if (routed.length === 0) return routed
-        const recorded = yield* Effect.forEach(routed, record)
+        const recorded = log === undefined ? routed : yield* apply(log, routed)
+        if (suppressions !== undefined) yield* suppress(suppressions, recorded)
         yield* Effect.forEach(sinks, (sink) => sink.deliver(recorded), { discard: true })
         yield* PubSub.publishAll(hub, recorded)
         return recorded
@@ -154,7 +127,80 @@ export const make = Effect.fnUntraced(function* (options: Options = {}) {
   })
 })
 
-const unrecorded: MessageLog.Applied = { applied: false, tags: [] }
+const unrecorded: MessageLog.Applied = { applied: false, found: false, tags: [] }
+
+/** The event under the message's own id, the id it named kept as the provider's. */
+const byMailroomId = (event: MailEvent.Unrouted, id: string, organizationId: string): MailEvent.Unrouted => ({
+  ...event,
+  organization_id: event.organization_id ?? organizationId,
+  message_id: id,
+  provider_message_id: event.message_id
+})
+
+/**
+ * The events applied to their messages in one write: those the log has no record of under their
+ * `message_id`, and which carry no other id, are looked up by it as the provider's id and applied
+ * again (a second write, only then). Answers the events as published, each with its message's tags.
+ */
+const apply = (
+  log: MessageLog.MessageLog,
+  routed: ReadonlyArray<MailEvent.MailEvent>
+): Effect.Effect<ReadonlyArray<MailEvent.MailEvent>, Unavailable> =>
+  Effect.gen(function* () {
+    const events = [...routed]
+    const results = [...(yield* log.applyAll(events))]
+    const unknown = events.flatMap((event, i) =>
+      results[i]?.found === false && event.provider_message_id === undefined ? [i] : []
+    )
+    if (unknown.length > 0) {
+      const again: Array<number> = []
+      for (const i of unknown) {
+        const event = events[i] as MailEvent.MailEvent
+        const found = yield* log.resolve(event.provider, event.message_id)
+        if (found === undefined || found.id === event.message_id) continue
+        events[i] = { ...byMailroomId(event, found.id, found.organizationId), organization_id: event.organization_id }
+        again.push(i)
+      }
+      const reapplied =
+        again.length === 0 ? [] : yield* log.applyAll(again.map((i) => events[i] as MailEvent.MailEvent))
+      again.forEach((i, n) => {
+        results[i] = reapplied[n] ?? unrecorded
+      })
+    }
+    return events.map((event, i) => {
+      const tags = results[i]?.tags ?? []
+      return tags.length === 0 ? event : { ...event, tags }
+    })
+  })
+
+/** The recipients of hard bounces and complaints suppressed, one write per organisation. */
+const suppress = (
+  suppressions: Suppressions.Suppressions,
+  events: ReadonlyArray<MailEvent.MailEvent>
+): Effect.Effect<void, Unavailable> => {
+  const byOrganization = new Map<string, Array<Suppressions.NewSuppression>>()
+  for (const event of events) {
+    const reason = suppressionOf(event)
+    if (reason === undefined || event.recipient === null) continue
+    const entries = byOrganization.get(event.organization_id) ?? []
+    entries.push({
+      email: event.recipient,
+      reason,
+      messageId: event.message_id,
+      ...(event.bounce?.diagnostic === undefined ? {} : { detail: event.bounce.diagnostic })
+    })
+    byOrganization.set(event.organization_id, entries)
+  }
+  if (byOrganization.size === 0) return Effect.void
+  // Added again on a redelivered event too: the suppression is what matters, and adding is idempotent.
+  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.forEach(
+      byOrganization,
+      ([organizationId, entries]) => suppressions.add(organizationId, entries, new Date(now).toISOString()),
+      { discard: true }
+    )
+  )
+}
 
 /** The suppression an event calls for: a hard bounce or a complaint of its recipient, nothing else. */
 const suppressionOf = (event: MailEvent.MailEvent): Suppressions.Reason | undefined =>

@@ -12,6 +12,7 @@ import * as MessageLog from "./MessageLog.js"
 import * as Messages from "./Messages.js"
 import type { ObjectStore } from "./ObjectStore.js"
 import { Organizations, type Principal } from "./Organizations.js"
+import * as SendQueue from "./SendQueue.js"
 import type * as SendRateLimiter from "./SendRateLimiter.js"
 import * as Suppressions from "./Suppressions.js"
 import type * as Wire from "./Wire.js"
@@ -36,6 +37,13 @@ export interface Options<E = never> {
   readonly attachments?: Attachments.Config
   readonly mailer?: Mailer.Config
   /**
+   * Where scheduled messages wait for their time (`SendQueue.layerSql` on the message log's database).
+   * Default: in memory (`SendQueue.layerMemory`), as the default message log is.
+   */
+  readonly queue?: Layer.Layer<SendQueue.SendQueue, E>
+  /** The worker that sends scheduled messages at their time (`SendQueue.worker`); `false` runs none here. Default: on. */
+  readonly worker?: SendQueue.WorkerOptions | false
+  /**
    * Paces sends to the provider's rate, one token per recipient (`SendRateLimiter.layerMemory`, or on
    * a shared store such as `@mailroom/redis`'s). Default: none, sends go as fast as they come.
    */
@@ -54,10 +62,12 @@ export type Services =
   | MailEvents.MailEvents
   | MessageLog.MessageLog
   | Suppressions.Suppressions
+  | SendQueue.SendQueue
 
 /**
- * Mailer, Attachments and Messages from the given provider, store and organisations. The provider is given the
- * same `MailEvents`, so a provider that reports deliveries itself (the outbox) publishes them there.
+ * Mailer, Attachments and Messages from the given provider, store and organisations, and the worker
+ * that sends scheduled messages. The provider is given the same `MailEvents`, so a provider that
+ * reports deliveries itself (the outbox) publishes them there.
  */
 export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> => {
   const messages = options.messages ?? Layer.merge(MessageLog.layerMemory(), Suppressions.layerMemory())
@@ -70,13 +80,19 @@ export const layer = <E = never>(options: Options<E>): Layer.Layer<Services, E> 
     options.store,
     options.organizations,
     options.idempotency ?? IdempotencyStore.layerMemory(),
+    options.queue ?? SendQueue.layerMemory(),
     events
   )
   const mailer =
     options.rateLimiter === undefined
       ? Mailer.layer(options.mailer)
       : Mailer.layer(options.mailer).pipe(Layer.provide(options.rateLimiter))
-  return Layer.mergeAll(mailer, Attachments.layer(options.attachments), Messages.layer).pipe(Layer.provideMerge(base))
+  const services = Layer.mergeAll(mailer, Attachments.layer(options.attachments), Messages.layer).pipe(
+    Layer.provideMerge(base)
+  )
+  return options.worker === false
+    ? services
+    : Layer.merge(services, SendQueue.layerWorker(options.worker).pipe(Layer.provide(services)))
 }
 
 /** Who a call is made for: an organisation id for trusted in-process callers, or a credential to check. */
@@ -91,12 +107,15 @@ type Target = { readonly key: string } | { readonly attachmentId: string }
 export interface Client {
   /** Attachments are stored files (`key`) or the bytes you hold (`content`: a Uint8Array, or text). */
   readonly send: {
-    (
+    <R extends typeof Wire.InProcessSendRequest.Encoded>(
       caller: Caller,
-      request: typeof Wire.InProcessSendRequest.Encoded,
+      request: R,
       options?: Mailer.SendOptions
-    ): Promise<Mailer.SendOutcome>
-    (request: typeof Wire.InProcessSendRequest.Encoded, options?: Mailer.SendOptions): Promise<Mailer.SendOutcome>
+    ): Promise<Mailer.SendOutcome<Mailer.ResponseOf<R>>>
+    <R extends typeof Wire.InProcessSendRequest.Encoded>(
+      request: R,
+      options?: Mailer.SendOptions
+    ): Promise<Mailer.SendOutcome<Mailer.ResponseOf<R>>>
   }
   readonly presign: {
     (caller: Caller, request: typeof Wire.PresignRequest.Encoded): Promise<Wire.PresignResponse>
@@ -109,6 +128,31 @@ export interface Client {
   readonly delete: {
     (caller: Caller, target: Target): Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
     (target: Target): Promise<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse>
+  }
+  /**
+   * Sends up to 100 messages (`POST /emails/batch`), each on its own: accepted ones in `data`, refused
+   * ones in `errors`, by index. One `idempotencyKey` covers the batch.
+   */
+  readonly sendBatch: {
+    (
+      caller: Caller,
+      requests: ReadonlyArray<typeof Wire.SendEmailRequest.Encoded>,
+      options?: Mailer.SendOptions
+    ): Promise<Mailer.BatchOutcome>
+    (
+      requests: ReadonlyArray<typeof Wire.SendEmailRequest.Encoded>,
+      options?: Mailer.SendOptions
+    ): Promise<Mailer.BatchOutcome>
+  }
+  /** Cancels a scheduled message (`POST /emails/{id}/cancel`); rejects with `Conflict` once it started to send. */
+  readonly cancelEmail: {
+    (caller: Caller, id: string): Promise<Wire.CancelResponse>
+    (id: string): Promise<Wire.CancelResponse>
+  }
+  /** Moves a scheduled message to another time (`PATCH /emails/{id}`); rejects with `Conflict` once it started to send. */
+  readonly rescheduleEmail: {
+    (caller: Caller, id: string, scheduledAt: string): Promise<Wire.ScheduledEmailResponse>
+    (id: string, scheduledAt: string): Promise<Wire.ScheduledEmailResponse>
   }
   /** A message's record (`GET /emails/{id}`): each recipient's state and the delivery events. */
   readonly getEmail: {
@@ -209,9 +253,10 @@ export const make = <E = never>(options: Options<E>): Client => {
       return runtime.runPromise(Effect.flatMap(principal(caller), (p) => f(p, ...(rest as Rest))))
     }
   return {
+    // The answer's type follows the request's, as `Mailer.sendInProcess`'s does.
     send: as((p, request: typeof Wire.InProcessSendRequest.Encoded, sendOptions?: Mailer.SendOptions) =>
       Effect.flatMap(Mailer.Mailer, (m) => m.sendInProcess(p, request, sendOptions))
-    ),
+    ) as Client["send"],
     presign: as((p, request: typeof Wire.PresignRequest.Encoded) =>
       Effect.flatMap(Attachments.Attachments, (a) => a.presign(p, request))
     ),
@@ -226,6 +271,14 @@ export const make = <E = never>(options: Options<E>): Client => {
         (a): Effect.Effect<Wire.DeleteByKeyResponse | Wire.DeleteByIdResponse, unknown> =>
           "key" in target ? a.delete(p, target.key) : a.deleteById(p, target.attachmentId)
       )
+    ),
+    sendBatch: as(
+      (p, requests: ReadonlyArray<typeof Wire.SendEmailRequest.Encoded>, sendOptions?: Mailer.SendOptions) =>
+        Effect.flatMap(Mailer.Mailer, (m) => m.sendBatch(p, requests, sendOptions))
+    ),
+    cancelEmail: as((p, id: string) => Effect.flatMap(Mailer.Mailer, (m) => m.cancel(p, id))),
+    rescheduleEmail: as((p, id: string, scheduledAt: string) =>
+      Effect.flatMap(Mailer.Mailer, (m) => m.reschedule(p, id, { scheduled_at: scheduledAt }))
     ),
     getEmail: as((p, id: string) => Effect.flatMap(Messages.Messages, (m) => m.get(p, id))),
     listEmails: as((p, query?: Messages.ListEmailsRequest) =>

@@ -83,3 +83,22 @@ export const instrument = (provider: EmailProvider): EmailProvider => {
   }
   return Object.assign(instrumented, { [InstrumentedTypeId]: true })
 }
+
+/** Messages waiting for their time (`scheduled` in the message log), as the send queue last counted them. */
+export const scheduledMessages = Metric.gauge("mailroom_scheduled_messages", {
+  description: "Messages scheduled and not yet sent, as the send queue's worker last counted them"
+})
+
+/** How late the oldest due scheduled message is, in seconds; 0 when none is due. */
+export const oldestDueSeconds = Metric.gauge("mailroom_scheduled_oldest_due_seconds", {
+  description: "Seconds since the oldest scheduled message that is due became due; 0 when none waits"
+})
+
+/**
+ * Looks at due messages by `outcome`: sent, failed, unknown, suppressed (every recipient), skipped
+ * (cancelled, moved, already on its way) or retried (looked at again later).
+ */
+export const scheduledSends = Metric.counter("mailroom_scheduled_sends_total", {
+  description: "Scheduled messages looked at when due, by outcome",
+  incremental: true
+})

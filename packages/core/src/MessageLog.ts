@@ -30,9 +30,11 @@ export const states = [
   "failed",
   "unknown"
 ] as const
+/** A recipient's state; it only moves forward. */
 export const State = Schema.Literals(states)
 export type State = typeof State.Type
 
+/** Which list a recipient is on. */
 export const RecipientKind = Schema.Literals(["to", "cc", "bcc"])
 export type RecipientKind = typeof RecipientKind.Type
 
@@ -41,6 +43,7 @@ const Instant = Schema.String.annotate({ description: "ISO 8601, UTC, to the mil
 /** Bytes: a whole number, so the API's document says `integer` rather than any number. */
 const Bytes = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
 
+/** One recipient of a message: address, list, state and what moved it. */
 export const Recipient = Schema.Struct({
   email: Schema.String,
   kind: RecipientKind,
@@ -150,12 +153,20 @@ export interface NewMessage {
   readonly request?: string
 }
 
-/** What the provider answered a send: recipients still `sending` move to `sent`, `failed` or `unknown`. */
-export type Outcome =
+/**
+ * What the provider answered a send: recipients still `sending` move to `sent`, `failed` or `unknown`,
+ * except those in `suppressed`, dropped when a scheduled message left (they move to `suppressed`).
+ */
+export type Outcome = (
   | { readonly _tag: "Sent"; readonly provider: string; readonly providerMessageId: string }
   | { readonly _tag: "Failed"; readonly provider: string; readonly reason: string }
   | { readonly _tag: "Unknown"; readonly provider: string; readonly reason: string }
+) & {
+  /** Recipients, as the message names them, found on the suppression list when it left: not sent to. */
+  readonly suppressed?: ReadonlyArray<string>
+}
 
+/** A page of messages: its size, the cursor, and the filters. */
 export interface ListQuery {
   /** 1 to 100. */
   readonly limit: number
@@ -175,6 +186,11 @@ export interface ListQuery {
 export interface Applied {
   /** False when the event id was applied before, or no record of the message is kept. */
   readonly applied: boolean
+  /**
+   * False when the event's organisation has no record under its `message_id`: an event that names
+   * the message by the provider's id may then be found with `resolve` and applied again.
+   */
+  readonly found: boolean
   /** The message's tags, carried on the event to subscribers and webhooks; empty when no record is kept. */
   readonly tags: ReadonlyArray<Tag>
 }
@@ -183,6 +199,19 @@ export interface Applied {
 export interface Claimed {
   readonly record: EmailRecord
   readonly request: string
+}
+
+/** A scheduled message that is due, as `due` lists it. */
+export interface Due {
+  readonly id: string
+  readonly organizationId: string
+  readonly scheduledAt: string
+}
+
+/** What waits to be sent: the `scheduled` messages, and the time of the oldest that is due (null when none is). */
+export interface Backlog {
+  readonly scheduled: number
+  readonly oldestDue: string | null
 }
 
 /** Why a scheduled message cannot be changed: it is not one, or it has left already. */
@@ -196,13 +225,19 @@ export type ChangeRefused = { readonly _tag: "NotFound" } | { readonly _tag: "No
 export interface MessageLog {
   /** Records a message about to be sent (or scheduled). Its id is new. */
   readonly accept: (message: NewMessage) => Effect.Effect<void, Unavailable>
-  /** Records the provider's answer to a send. */
+  /** Records the provider's answer to a send, once: a message already answered is left as it is. */
   readonly settle: (id: string, outcome: Outcome) => Effect.Effect<void, Unavailable>
   /**
    * Applies a delivery event to its message's recipient, once per event id, in any order: a state
    * only moves forward (`advance`), so a late `delivered` never overwrites `bounced`.
    */
   readonly apply: (event: MailEvent.MailEvent) => Effect.Effect<Applied, Unavailable>
+  /**
+   * Applies events as `apply` does, in one write where the database has them (the events a provider
+   * reports for one message arrive together); answers what was done with each, in their order. An
+   * event id given twice is applied once.
+   */
+  readonly applyAll: (events: ReadonlyArray<MailEvent.MailEvent>) => Effect.Effect<ReadonlyArray<Applied>, Unavailable>
   /** The record and its history; undefined when the organisation has no message with this id. */
   readonly find: (organizationId: string, id: string) => Effect.Effect<EmailDetail | undefined, Unavailable>
   /** The organisation's records, newest first. A cursor this log did not make is a `ValidationError` naming it. */
@@ -228,6 +263,21 @@ export interface MessageLog {
     id: string,
     scheduledAt: string
   ) => Effect.Effect<ChangeRefused | undefined, Unavailable>
+  /**
+   * Puts a claimed message back to `scheduled`, its request kept, for another attempt: its send
+   * certainly did not reach the provider, or its worker stopped and the provider de-duplicates by key.
+   * False when the message is not a claimed one still `sending` (a send made at once keeps no request).
+   */
+  readonly release: (id: string) => Effect.Effect<boolean, Unavailable>
+  /** The scheduled messages due at or before `before`, of every organisation, oldest first, at most `limit`. */
+  readonly due: (before: string, limit: number) => Effect.Effect<ReadonlyArray<Due>, Unavailable>
+  /**
+   * The ids of messages with a recipient still `sending` since before `before` (accepted then, or
+   * claimed then), of every organisation, oldest first, at most `limit`: sends whose process stopped.
+   */
+  readonly stalled: (before: string, limit: number) => Effect.Effect<ReadonlyArray<string>, Unavailable>
+  /** How many messages are `scheduled`, and the oldest time among them that is at or before `now`. */
+  readonly backlog: (now: string) => Effect.Effect<Backlog, Unavailable>
   /** Deletes the records created before `before` (their events with them); answers how many. */
   readonly purge: (before: string) => Effect.Effect<number, Unavailable>
 }
@@ -237,7 +287,7 @@ export const MessageLog: Context.Service<MessageLog, MessageLog> = Context.Servi
 export {
   /** Where a delivery event takes a recipient, or undefined when it stays: states only move forward. */
   advance,
-  /** Where the provider's answer takes a recipient still `sending`. */
+  /** Where the provider's answer takes a recipient still `sending` (`suppressed` when the outcome names its address). */
   settled,
   /** A message's status from its recipients' states. */
   statusOf

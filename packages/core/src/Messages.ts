@@ -18,6 +18,7 @@ export type ListSuppressionsRequest = Flat<
   Omit<typeof Wire.ListSuppressionsQuery.Encoded, "limit"> & { readonly limit?: number }
 >
 
+/** An address added to the suppression list, or the entry it already had. */
 export interface Suppressed {
   /** The entry now on the list. */
   readonly suppression: Suppression
@@ -25,6 +26,7 @@ export interface Suppressed {
   readonly created: boolean
 }
 
+/** The message records' and suppressions' operations, for the caller's organisation only. */
 export interface Messages {
   /** `GET /emails/{id}`: the record and its events. Another organisation's id, or none, is `NotFound`. */
   readonly get: (principal: Principal, id: string) => Effect.Effect<EmailDetail, NotFound | Unavailable>
@@ -61,6 +63,7 @@ const UnsuppressTarget = Schema.Struct({ email: Wire.EmailAddress })
 /** How often `suppress` tries again when the entry it found gone was removed meanwhile. */
 const suppressAttempts = 3
 
+/** The service on the `MessageLog` and `Suppressions` in context. */
 export const make = Effect.gen(function* () {
   const log = yield* MessageLog
   const suppressions = yield* Suppressions

@@ -1,17 +1,19 @@
 // Who is calling: resolves an API key or bearer token to an organisation, and says which sender
 // domains that organisation may send from. The static layer reads them from configuration.
 import { type Config, Context, Effect, Layer } from "effect"
-import { invalidOption } from "./adapter.js"
 import { asciiDomain } from "./internal/address.js"
 import { formatPath } from "./internal/issues.js"
+import { invalidOption } from "./internal/options.js"
 import { constantTimeEqual, digestOf, hashedProblem, sha256 } from "./internal/secret.js"
 import { NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 
+/** Who is calling: an organisation's id and slug. */
 export interface Principal {
   readonly orgId: string
   readonly slug: string
 }
 
+/** What a caller presents: an API key (`x-api-key`) or an access token (Bearer). */
 export type Credential =
   | { readonly kind: "apiKey"; readonly value: string }
   | { readonly kind: "accessToken"; readonly value: string }
@@ -36,6 +38,7 @@ export interface Organizations {
 export const Organizations: Context.Service<Organizations, Organizations> =
   Context.Service("@mailroom/core/Organizations")
 
+/** One organisation of the static source. */
 export interface OrganizationConfig {
   /** Used in storage keys: letters, digits, `_` and `-`. */
   readonly id: string
@@ -47,6 +50,7 @@ export interface OrganizationConfig {
   readonly accessTokens?: ReadonlyArray<string>
 }
 
+/** The static source: the service domain and the organisations. */
 export interface StaticOptions {
   readonly serviceDomain: string
   readonly organizations: ReadonlyArray<OrganizationConfig>
@@ -68,6 +72,7 @@ export const isValidId = (id: string): boolean => /^[A-Za-z0-9_-]{1,64}$/.test(i
 /** A slug is a lower-case DNS label, as it is the first label of `{slug}.{serviceDomain}`. */
 export const isValidSlug = (slug: string): boolean => /^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(slug)
 
+/** What a sender domain may be, the same whichever source says it. */
 export interface DomainRules {
   /** The service domain in ASCII, lower case. */
   readonly serviceDomain: string
@@ -201,6 +206,7 @@ const asConfigError = (error: unknown): Config.ConfigError =>
 export const layerStatic = (options: StaticOptions): Layer.Layer<Organizations, Config.ConfigError> =>
   Layer.effect(Organizations, Effect.try({ try: () => makeStatic(options), catch: asConfigError }))
 
+/** One organisation's domains and credentials. */
 export interface SingleOptions {
   /** The domains the application sends from (subdomains included). */
   readonly domains: ReadonlyArray<string>

@@ -1,62 +1,47 @@
 // The one error every EmailProvider fails with. Adapters translate their vendor's answers into a
 // `reason` from this vocabulary and keep the vendor's own error as `cause`.
-import { Data, type Duration } from "effect"
-
-const TypeId = Symbol.for("@mailroom/core/ProviderError")
+import type { Duration } from "effect"
+import { guard, ReasonError, TaggedReason } from "./internal/reasonError.js"
 
 /** The sender address or its domain is not verified with the provider (or with the organisation). */
-export class SenderNotVerified extends Data.TaggedClass("SenderNotVerified")<{
+export class SenderNotVerified extends TaggedReason("SenderNotVerified", false)<{
   readonly message: string
   readonly sender?: string
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
 /** The provider is in a sandbox and one or more recipients are not verified with it. */
-export class RecipientNotVerified extends Data.TaggedClass("RecipientNotVerified")<{
+export class RecipientNotVerified extends TaggedReason("RecipientNotVerified", false)<{
   readonly message: string
   readonly recipients: ReadonlyArray<string>
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
 /** The provider refuses to deliver to these recipients (bounced, complained, unsubscribed). */
-export class RecipientSuppressed extends Data.TaggedClass("RecipientSuppressed")<{
+export class RecipientSuppressed extends TaggedReason("RecipientSuppressed", false)<{
   readonly message: string
   readonly recipients: ReadonlyArray<string>
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
 /** Sending is paused on the provider account; `permanent` when the account is suspended or closed. */
-export class SendingPaused extends Data.TaggedClass("SendingPaused")<{
+export class SendingPaused extends TaggedReason("SendingPaused", false)<{
   readonly message: string
   readonly permanent: boolean
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
 /** The provider throttled the request; it was not accepted and may be tried again. */
-export class RateLimited extends Data.TaggedClass("RateLimited")<{
+export class RateLimited extends TaggedReason("RateLimited", true)<{
   readonly message: string
   readonly retryAfter?: Duration.Duration
-}> {
-  readonly isRetryable = true
-}
+}> {}
 
 /** The message is larger than the provider accepts. */
-export class MessageTooLarge extends Data.TaggedClass("MessageTooLarge")<{
+export class MessageTooLarge extends TaggedReason("MessageTooLarge", false)<{
   readonly message: string
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
 /** The provider refused the request as malformed or not allowed (bad configuration set, forbidden attachment...). */
-export class InvalidRequest extends Data.TaggedClass("InvalidRequest")<{
+export class InvalidRequest extends TaggedReason("InvalidRequest", false)<{
   readonly message: string
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
 /**
  * The provider could not be reached or failed. `possiblySent` is true when the request had already
@@ -64,23 +49,18 @@ export class InvalidRequest extends Data.TaggedClass("InvalidRequest")<{
  * `retryAfter`, when known, is how long the outage is expected to last (a full disk under the
  * outbox): callers are told to wait that long.
  */
-export class Unavailable extends Data.TaggedClass("Unavailable")<{
+export class Unavailable extends TaggedReason("Unavailable", (fields) => !fields.possiblySent)<{
   readonly message: string
   readonly possiblySent: boolean
   readonly retryAfter?: Duration.Duration
-}> {
-  get isRetryable(): boolean {
-    return !this.possiblySent
-  }
-}
+}> {}
 
 /** Anything the adapter could not classify. Not retried. */
-export class Unknown extends Data.TaggedClass("Unknown")<{
+export class Unknown extends TaggedReason("Unknown", false)<{
   readonly message: string
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
+/** Why a provider refused or failed a send. */
 export type Reason =
   | SenderNotVerified
   | RecipientNotVerified
@@ -92,7 +72,8 @@ export type Reason =
   | Unavailable
   | Unknown
 
-export class ProviderError extends Data.TaggedError("ProviderError")<{
+/** The one error every provider fails with; `reason` says what happened. */
+export class ProviderError extends ReasonError("ProviderError")<{
   /** The provider that answered: "ses", "postmark", "outbox", "memory", or "mailroom" for checks core makes itself. */
   readonly provider: string
   readonly reason: Reason
@@ -104,17 +85,7 @@ export class ProviderError extends Data.TaggedError("ProviderError")<{
    * retry it.
    */
   readonly failover?: ReadonlyArray<ProviderError>
-}> {
-  readonly [TypeId] = TypeId
-
-  override get message(): string {
-    return this.reason.message
-  }
-
-  get isRetryable(): boolean {
-    return this.reason.isRetryable
-  }
-}
+}> {}
 
 /** True for a ProviderError from any copy of this package (safer than `instanceof` across duplicates). */
-export const isProviderError = (u: unknown): u is ProviderError => typeof u === "object" && u !== null && TypeId in u
+export const isProviderError = guard<ProviderError>("ProviderError")

@@ -3,6 +3,7 @@
 import { Clock, Context, Data, Duration, Effect, Layer, Metric } from "effect"
 import { ProviderError, RateLimited } from "./ProviderError.js"
 
+/** A bucket's rate and size. */
 export interface Rate {
   /** Recipients per second the bucket refills with (SES: `SendQuota.MaxSendRate`). */
   readonly perSecond: number
@@ -18,6 +19,7 @@ export type Reservation =
   | { readonly _tag: "Granted"; readonly delay: Duration.Duration }
   | { readonly _tag: "Refused"; readonly retryAfter: Duration.Duration }
 
+/** A reservation of tokens from one bucket. */
 export interface ReserveRequest {
   readonly key: string
   readonly tokens: number
@@ -81,8 +83,10 @@ export const makeStoreMemory = (): RateLimitStore => {
   }
 }
 
+/** Provides buckets in this process. */
 export const layerStoreMemory: Layer.Layer<RateLimitStore> = Layer.sync(RateLimitStore, makeStoreMemory)
 
+/** Paces sends to a provider's rate, one token per recipient. */
 export interface SendRateLimiter {
   /**
    * Takes `recipients` tokens, waiting for them up to the limiter's `wait`; fails with a
@@ -96,6 +100,7 @@ export const SendRateLimiter: Context.Service<SendRateLimiter, SendRateLimiter> 
   "@mailroom/core/SendRateLimiter"
 )
 
+/** The bucket's key, its rate and how long a send may wait. */
 export interface Options {
   /**
    * The bucket: one per provider account and region (`"ses:123456789012:eu-west-1"`), so instances
@@ -176,6 +181,7 @@ export const make = (options: Options): Effect.Effect<SendRateLimiter, never, Ra
     })
   })
 
+/** Provides the limiter on the `RateLimitStore` in context. */
 export const layer = (options: Options): Layer.Layer<SendRateLimiter, never, RateLimitStore> =>
   Layer.effect(SendRateLimiter, make(options))
 

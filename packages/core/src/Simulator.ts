@@ -13,6 +13,7 @@ export const domain = "simulator.mailroom.test"
  * then delivered); `suppressed` (on the vendor's own suppression list: `rejected`).
  */
 export const outcomes = ["delivered", "bounced", "soft-bounced", "complained", "delayed", "suppressed"] as const
+/** What a simulator address acts out. */
 export type Outcome = (typeof outcomes)[number]
 
 /** A simulator address read: its outcome, and the label after `+` when it has one. */
@@ -162,6 +163,7 @@ const postmarkBounceTypes: Readonly<Partial<Record<Outcome, string>>> = {
   suppressed: "ManuallyDeactivated"
 }
 
+/** The vendors whose own simulators a simulator address maps to. */
 export type Vendor = "ses" | "postmark"
 
 /** What a vendor has no simulator for, in the words of a refusal. */

@@ -12,6 +12,7 @@ import type { Page } from "./MessageLog.js"
 export const Reason = Schema.Literals(["bounced", "complained", "manual"])
 export type Reason = typeof Reason.Type
 
+/** An address on an organisation's list: why and since when. */
 export const Suppression = Schema.Struct({
   /** The address as `normalize` writes it. */
   email: Schema.String,
@@ -24,6 +25,7 @@ export const Suppression = Schema.Struct({
 }).annotate({ identifier: "Suppression" })
 export type Suppression = typeof Suppression.Type
 
+/** An address to add, with why. */
 export interface NewSuppression {
   readonly email: string
   readonly reason: Reason
@@ -31,6 +33,7 @@ export interface NewSuppression {
   readonly detail?: string
 }
 
+/** A page of the list: its size and the cursor. */
 export interface ListQuery {
   /** 1 to 100. */
   readonly limit: number

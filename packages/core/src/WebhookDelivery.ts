@@ -3,11 +3,12 @@
 import { createHmac } from "node:crypto"
 import { Cause, Clock, type Config, Data, Duration, Effect, Layer, Schedule, Schema, type Scope } from "effect"
 import { PersistedQueue } from "effect/persistence"
-import { invalidOption, type Secret, secretValue } from "./adapter.js"
+import { invalidOption, type Secret, secretValue } from "./internal/options.js"
 import * as MailEvent from "./MailEvent.js"
 import * as MailEvents from "./MailEvents.js"
 import type { Organizations } from "./Organizations.js"
 
+/** Where one organisation's events are sent, and the secret they are signed with. */
 export interface Endpoint {
   readonly organizationId: string
   /** Where the organisation's events are POSTed. Redirects are not followed. */
@@ -16,6 +17,7 @@ export interface Endpoint {
   readonly secret: Secret
 }
 
+/** How a failed delivery is tried again. */
 export interface RetryPolicy {
   /** Wait before the first retry, doubled after each failure (with ±20% jitter). Default 5 seconds. */
   readonly firstDelay?: Duration.Input
@@ -25,6 +27,7 @@ export interface RetryPolicy {
   readonly giveUpAfter?: Duration.Input
 }
 
+/** The endpoints, the retries, the deliveries' timeout and concurrency, the queue and the `fetch` they use. */
 export interface Options {
   readonly endpoints: ReadonlyArray<Endpoint>
   readonly retry?: RetryPolicy

@@ -4,7 +4,6 @@ import { Effect, Schema } from "effect"
 import { maxIdHex } from "./internal/attachmentKey.js"
 import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
-import { commonSend } from "./internal/sendDecode.js"
 import {
   contentIdPattern,
   headerNamePattern,
@@ -24,6 +23,7 @@ import {
   mimeTypePattern
 } from "./internal/text.js"
 import * as Rules from "./internal/wireRules.js"
+import { ScheduledAt } from "./internal/wireSchedule.js"
 import { ValidationError } from "./MailroomError.js"
 
 const { fails, rule } = Rules
@@ -119,6 +119,7 @@ const recipients = (atLeastOne: boolean) =>
 
 // --- POST /emails -------------------------------------------------------------------------------
 
+/** A send's body: HTML, text, or both. */
 export const EmailBody = Schema.Struct({
   html: Schema.optionalKey(Schema.String),
   text: Schema.optionalKey(Schema.String)
@@ -144,6 +145,7 @@ export const ContentId = Schema.String.pipe(
   )
 )
 
+/** An attachment of a send: a stored file named by key. */
 export const EmailAttachment = Schema.Struct({
   filename: headerText(255, true),
   key: StorageKey,
@@ -213,6 +215,7 @@ export const Unsubscribe = Schema.Struct({
   mailto: Schema.optionalKey(EmailAddress)
 }).annotate({ identifier: "Unsubscribe" })
 
+/** The body of `POST /emails` (SPEC 2.4). */
 export const SendEmailRequest = Schema.Struct({
   from: SenderAddress,
   from_name: Schema.optionalKey(headerText(256, false)),
@@ -225,7 +228,9 @@ export const SendEmailRequest = Schema.Struct({
   attachments: Schema.optionalKey(list(EmailAttachment)),
   tags: Schema.optionalKey(Tags),
   headers: Schema.optionalKey(Headers),
-  unsubscribe: Schema.optionalKey(Unsubscribe)
+  unsubscribe: Schema.optionalKey(Unsubscribe),
+  /** Send later: 1 second to 30 days ahead (checked against the clock when the request arrives). */
+  scheduled_at: Schema.optionalKey(ScheduledAt)
 }).annotate({ identifier: "SendEmailRequest" })
 export type SendEmailRequest = typeof SendEmailRequest.Type
 
@@ -259,6 +264,7 @@ export const InProcessSendRequest = SendEmailRequest.mapFields((fields) => ({
 })).annotate({ identifier: "InProcessSendRequest" })
 export type InProcessSendRequest = typeof InProcessSendRequest.Type
 
+/** The 201 answer of `POST /emails`. */
 export const SendEmailResponse = Schema.Struct({
   message_id: Schema.String,
   from: Schema.String,
@@ -272,6 +278,7 @@ export type SendEmailResponse = typeof SendEmailResponse.Type
 
 // --- attachments --------------------------------------------------------------------------------
 
+/** The body of `POST /attachments/presign`. */
 export const PresignRequest = Schema.Struct({
   filename: Schema.String.pipe(
     Schema.check(
@@ -285,6 +292,7 @@ export const PresignRequest = Schema.Struct({
 }).annotate({ identifier: "PresignRequest" })
 export type PresignRequest = typeof PresignRequest.Type
 
+/** The 201 answer of a presign. */
 export const PresignResponse = Schema.Struct({
   url: Schema.String,
   key: Schema.String,
@@ -293,30 +301,53 @@ export const PresignResponse = Schema.Struct({
 }).annotate({ identifier: "PresignResponse" })
 export type PresignResponse = typeof PresignResponse.Type
 
+/** The query of `GET /attachments/download`. */
 export const DownloadByKeyQuery = Schema.Struct({ key: StorageKey })
+/** The query of `GET /v1/attachments/download`. */
 export const DownloadByIdQuery = Schema.Struct({ attachment_id: AttachmentId })
 
+/** A download URL and how long it lasts. */
 export const DownloadResponse = Schema.Struct({
   download_url: Schema.String,
   expires_in: WholeNumber("must be a whole number of seconds")
 }).annotate({ identifier: "DownloadResponse" })
 export type DownloadResponse = typeof DownloadResponse.Type
 
+/** The answer of `DELETE /attachments/delete?key=`. */
 export const DeleteByKeyResponse = Schema.Struct({
   deleted: Schema.Boolean,
   key: Schema.String
 }).annotate({ identifier: "DeleteByKeyResponse" })
 export type DeleteByKeyResponse = typeof DeleteByKeyResponse.Type
 
+/** The body of `DELETE /v1/attachments`. */
 export const DeleteByIdRequest = Schema.Struct({ attachment_id: AttachmentId }).annotate({
   identifier: "DeleteByIdRequest"
 })
 
+/** The answer of `DELETE /v1/attachments`. */
 export const DeleteByIdResponse = Schema.Struct({
   deleted: Schema.Boolean,
   attachment_id: AttachmentId
 }).annotate({ identifier: "DeleteByIdResponse" })
 export type DeleteByIdResponse = typeof DeleteByIdResponse.Type
+
+// --- sending later and sending many (internal/wireSchedule.ts) -------------------------------------
+
+export {
+  /** `POST /emails/{id}/cancel`'s answer: `{message_id, status: "cancelled"}`. */
+  CancelResponse,
+  /** The most send requests one batch holds: 100. */
+  maxBatchItems,
+  /** `PATCH /emails/{id}`'s body: `{scheduled_at}`. */
+  RescheduleRequest,
+  /** `scheduled_at`: RFC 3339 with an offset, decoded to UTC ISO 8601. */
+  ScheduledAt,
+  /** A scheduled send's answer (202): `{message_id, status: "scheduled", scheduled_at, suppressed?}`. */
+  ScheduledEmailResponse,
+  /** `POST /emails/batch`'s answer: `{data, errors}`. */
+  SendBatchResponse
+} from "./internal/wireSchedule.js"
 
 // --- message records and suppressions (internal/wireMessages.ts) ---------------------------------
 
@@ -363,14 +394,7 @@ export const sizeProblems: (input: unknown) => ReadonlyArray<string> = oversized
 export const decode = <S extends Schema.Decoder<unknown>>(schema: S) => {
   const run = Schema.decodeUnknownEffect(schema)
   const options = { errors: "all", onExcessProperty: "error" } as const
-  // Every send is decoded: the common one skips the schema's parser (same answer, a test checks).
-  const common =
-    (schema as unknown) === SendEmailRequest || (schema as unknown) === InProcessSendRequest
-      ? (commonSend as (input: unknown) => S["Type"] | undefined)
-      : undefined
   return (input: unknown): Effect.Effect<S["Type"], ValidationError> => {
-    const request = common?.(input)
-    if (request !== undefined) return Effect.succeed(request)
     // Every element of a list a third of a million long would be its own issue: refused whole instead.
     const tooLarge = oversized(input)
     if (tooLarge.length > 0) return Effect.fail(new ValidationError({ errors: tooLarge }))

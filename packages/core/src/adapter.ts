@@ -2,7 +2,8 @@
 // blocks shared by every adapter (download names, header encoding, the `read` admission check, the
 // accepted events of local providers, the one reading of network failures) and the one way adapters
 // refuse bad options. CONTRIBUTING.md shows them at work in the smallest adapter.
-import { Config, Duration, Effect, Redacted, Schema, SchemaIssue } from "effect"
+import { type Config, type Context, Duration, Effect, type Layer, type Scope } from "effect"
+import { invalidOption, type Secret, secretValue } from "./internal/options.js"
 import { matcher } from "./internal/secret.js"
 import { transportFailure } from "./internal/transportFailure.js"
 import * as ProviderError from "./ProviderError.js"
@@ -54,14 +55,124 @@ export const transportUnavailable = (vendor: string, error: unknown): ProviderEr
   })
 }
 
-/** The largest upload core presigns by default (25 MiB): what a store serving its own URLs accepts unless told. */
-export const defaultMaxUploadBytes = 25 * 1024 * 1024
+/**
+ * The shape of an adapter module (CONTRIBUTING.md, "The shape of an adapter"), for the type test every
+ * adapter keeps: `expectTypeOf(S3ObjectStore).toExtend<Adapter.AdapterModule<typeof
+ * ObjectStore.ObjectStore, S3ObjectStore.ConfigOptions, S3ObjectStore.ClientOptions>>()`.
+ *
+ * - `Key`: the core service key the layers provide (`typeof ObjectStore.ObjectStore`).
+ * - `ConfigOptions`: what `layerConfig` reads through `Config.Wrap`; never a client.
+ * - `ClientOptions`: the options with a client of your own (`{ client }`); `never` where none can be given.
+ * - `Outage`: what a layer that connects may fail with besides a bad option (`MailroomError.Unavailable`).
+ * - `Requires`: a service the module always takes from the context (`SqlClient` for `@mailroom/sql`).
+ */
+export interface AdapterModule<
+  Key extends Context.Key<unknown, unknown>,
+  ConfigOptions extends WithoutClient<ConfigOptions>,
+  ClientOptions extends { readonly client: unknown } = never,
+  Outage = never,
+  Requires = never
+> extends AdapterConstructor<Context.Service.Shape<Key>, ConfigOptions | ClientOptions, Outage, Requires> {
+  /** `Layer.effect(Key, make(options))`. */
+  readonly layer: (
+    options: ConfigOptions | ClientOptions
+  ) => Layer.Layer<Context.Service.Identifier<Key>, Config.ConfigError | Outage, Requires>
+  /** As `layer`, the options read through `Config`: a value unread and a value unusable fail alike. */
+  readonly layerConfig: (
+    config: Config.Wrap<ConfigOptions>
+  ) => Layer.Layer<Context.Service.Identifier<Key>, Config.ConfigError | Outage, Requires>
+}
 
-/** How every adapter takes a secret: plain, or `Redacted` (as `Config.redacted` reads it). */
-export type Secret = string | Redacted.Redacted<string>
+/** Options that hold no `client`: what `Config` can read. */
+export type WithoutClient<Options> = "client" extends keyof Options ? never : unknown
 
-/** The value of a secret given either way. */
-export const secretValue = (secret: Secret): string => (Redacted.isRedacted(secret) ? Redacted.value(secret) : secret)
+/**
+ * The `make` every adapter module has, alone for an adapter whose service core has no key for (an
+ * `EventSource`): an Effect that fails only with a `ConfigError` for a bad option (or, for one that
+ * connects, `Outage`), scoped when it owns what it must close.
+ */
+export interface AdapterConstructor<Service, Options, Outage = never, Requires = never> {
+  /** Builds the service, refusing a bad option with `invalidOption`; never throws, never dies. */
+  readonly make: (options: Options) => Effect.Effect<Service, Config.ConfigError | Outage, Scope.Scope | Requires>
+}
+
+/**
+ * The `layerFromClient` of an adapter on a client that is an Effect service (Redis's `Redis`, a
+ * `SqlClient`): the service on the `Client` in the context, with the options that go with any client.
+ */
+export interface AdapterFromClient<Key extends Context.Key<unknown, unknown>, CommonOptions, Client> {
+  /** The service on the client in the context (one connection your application shares). */
+  readonly layerFromClient: (
+    options: CommonOptions
+  ) => Layer.Layer<Context.Service.Identifier<Key>, Config.ConfigError, Client>
+}
+
+/**
+ * The header fields a provider writes itself from the message's own fields (addressing, subject,
+ * date, identity, MIME structure), which SES refuses as custom headers and the outbox, SES's
+ * strictest reading, refuses too: a provider's `limits.forbiddenHeaders`.
+ */
+export const structuralHeaders: ReadonlyArray<string> = [
+  "BCC",
+  "CC",
+  "Content-Disposition",
+  "Content-Type",
+  "Date",
+  "From",
+  "Message-ID",
+  "MIME-Version",
+  "Reply-To",
+  "Return-Path",
+  "Subject",
+  "To"
+]
+
+/** How long an SDK's credential chain may look (an instance-metadata probe included) before `make` gives up. */
+export const credentialChainDeadline: Duration.Duration = Duration.seconds(5)
+
+/**
+ * Resolves an SDK's credential chain once, in `make`, so that a machine without credentials fails at
+ * start-up with a `ConfigError` naming `option` (saying `missing`, then why the chain found none)
+ * instead of on every request; the SDK caches what it found.
+ */
+export const credentialsFromChain = (
+  lookup: () => Promise<unknown>,
+  option: string,
+  missing: string
+): Effect.Effect<void, Config.ConfigError> =>
+  Effect.tryPromise({
+    try: lookup,
+    catch: (error) => (error instanceof Error ? error.message : String(error))
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: credentialChainDeadline,
+      orElse: () => Effect.fail(`the chain found none within ${Duration.format(credentialChainDeadline)}`)
+    }),
+    Effect.mapError((cause) => invalidOption(option, `${missing} (${cause})`)),
+    Effect.asVoid
+  )
+
+/**
+ * "PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:5432": each distinct message down
+ * an error's causes, for a log line about an outage.
+ */
+export const describeCause = (cause: unknown): string => {
+  const messages: Array<string> = []
+  for (let at = cause, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
+    if (at.message !== "" && !messages.some((m) => m.includes(at.message))) messages.push(at.message)
+  }
+  return messages.length === 0 ? String(cause) : messages.join(": ")
+}
+
+export {
+  defaultMaxUploadBytes,
+  duration,
+  invalidOption,
+  positiveInteger,
+  type Secret,
+  secretUrl,
+  secretValue
+} from "./internal/options.js"
 
 /**
  * A check of presented values against a configured secret (plain, `Redacted`, or `sha256:<64 hex>` of
@@ -70,63 +181,3 @@ export const secretValue = (secret: Secret): string => (Redacted.isRedacted(secr
  */
 export const secretMatcher = (secret: Secret, what: string): ((presented: string | undefined) => boolean) =>
   matcher(secretValue(secret), what)
-
-/**
- * The error an adapter's `make` fails with when an option is wrong: Effect's own `ConfigError`, so
- * `layerConfig` fails with one error type whether the value could not be read or was read but is
- * unusable. The message names the option (its path) and says what it must be; it never carries the
- * value, which may be a secret.
- */
-export const invalidOption = (option: string | ReadonlyArray<PropertyKey>, message: string): Config.ConfigError =>
-  new Config.ConfigError(
-    new Schema.SchemaError(
-      new SchemaIssue.Pointer(typeof option === "string" ? [option] : option, new SchemaIssue.InvalidValue({ message }))
-    )
-  )
-
-/**
- * A duration option: one Effect reads (`"5 seconds"`, or milliseconds), finite and above zero, or zero
- * too where `zero` allows it (a cache that can be turned off).
- */
-export const duration = (
-  option: string | ReadonlyArray<PropertyKey>,
-  input: Duration.Input,
-  { zero = false }: { readonly zero?: boolean } = {}
-): Effect.Effect<Duration.Duration, Config.ConfigError> => {
-  const decoded = Duration.fromInput(input)
-  return decoded._tag === "Some" &&
-    Duration.isFinite(decoded.value) &&
-    (Duration.isPositive(decoded.value) || (zero && Duration.isZero(decoded.value)))
-    ? Effect.succeed(decoded.value)
-    : Effect.fail(
-        invalidOption(
-          option,
-          `must be a finite duration${zero ? "" : " above zero"}, such as "5 seconds" or 5000 (milliseconds)`
-        )
-      )
-}
-
-/** A count option: a whole number above zero. */
-export const positiveInteger = (
-  option: string | ReadonlyArray<PropertyKey>,
-  value: number
-): Effect.Effect<number, Config.ConfigError> =>
-  Number.isSafeInteger(value) && value > 0
-    ? Effect.succeed(value)
-    : Effect.fail(invalidOption(option, "must be a whole number above zero"))
-
-/**
- * A URL option that may hold a password (a database's, a Redis's), given plain or `Redacted`: one of
- * `protocols` (`["redis:", "rediss:"]`). No message shows its value.
- */
-export const secretUrl = (
-  option: string | ReadonlyArray<PropertyKey>,
-  url: Secret,
-  protocols: ReadonlyArray<string>
-): Effect.Effect<string, Config.ConfigError> => {
-  const value = secretValue(url)
-  const parsed = typeof value === "string" ? URL.parse(value) : null
-  return parsed !== null && protocols.includes(parsed.protocol)
-    ? Effect.succeed(value)
-    : Effect.fail(invalidOption(option, `must be a ${protocols.map((p) => `${p}//`).join(" or ")} URL`))
-}

@@ -622,7 +622,8 @@ describe("Mailer.send", () => {
           mailer: { attachmentBytesInFlight: 100, attachmentBudgetWait: "2 seconds" }
         })
         yield* Effect.gen(function* () {
-          const big = yield* upload(world, acme, "big.pdf", "x".repeat(80))
+          // Each file counts its bytes and their base64: 30 bytes hold 70 of the 100, 10 hold 26.
+          const big = yield* upload(world, acme, "big.pdf", "x".repeat(30))
           const first = yield* Effect.forkChild(send(acme, withAttachment(big)))
           const second = yield* Effect.forkChild(send(acme, withAttachment(big)))
           yield* TestClock.adjust("1 second")
@@ -635,12 +636,12 @@ describe("Mailer.send", () => {
             5
           )
           // Small sends still fit beside the one in flight.
-          const small = yield* upload(world, acme, "small.pdf", "y".repeat(20))
+          const small = yield* upload(world, acme, "small.pdf", "y".repeat(10))
           const third = yield* Effect.forkChild(send(acme, withAttachment(small)))
           yield* Deferred.succeed(gate, undefined)
           yield* Fiber.join(first)
           yield* Fiber.join(third)
-          assert.deepStrictEqual(sent.sort(), [20, 80])
+          assert.deepStrictEqual(sent.sort(), [10, 30])
         }).pipe(Effect.provide(world.layer))
       })
     )

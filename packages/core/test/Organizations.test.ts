@@ -2,8 +2,24 @@ import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { MailroomError, Organizations } from "../src/index.js"
+import { OrganizationsSuite } from "../src/testing/index.js"
 
 const sha256Hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex")
+
+OrganizationsSuite("static", { layer: Organizations.layerStatic })
+
+// The same, each credential configured as its hash: the configuration need not hold the keys.
+OrganizationsSuite("static, credentials as sha256:<hex>", {
+  layer: ({ serviceDomain, organizations }) =>
+    Organizations.layerStatic({
+      serviceDomain,
+      organizations: organizations.map((org) => ({
+        ...org,
+        apiKeys: org.apiKeys.map((key) => `sha256:${sha256Hex(key)}`),
+        accessTokens: org.accessTokens.map((token) => `sha256:${sha256Hex(token)}`)
+      }))
+    })
+})
 
 const acme = { orgId: "org_acme", slug: "acme" }
 const globex = { orgId: "org-globex", slug: "globex" }

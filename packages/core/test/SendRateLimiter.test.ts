@@ -10,10 +10,14 @@ import {
   ObjectStore,
   Organizations,
   ProviderError,
+  SendQueue,
   SendRateLimiter,
   Suppressions
 } from "../src/index.js"
+import { RateLimitStoreSuite } from "../src/testing/index.js"
 import { acme, organizations } from "./fixtures.js"
+
+RateLimitStoreSuite("memory", { layer: SendRateLimiter.layerStoreMemory })
 
 const message = (recipients: number) => ({
   from: "billing@acme.example",
@@ -49,7 +53,8 @@ const mailerWith = (provider: EmailProvider.EmailProvider, limiter: SendRateLimi
         Layer.succeed(Organizations.Organizations, organizations),
         IdempotencyStore.layerMemory(),
         MessageLog.layerMemory(),
-        Suppressions.layerMemory()
+        Suppressions.layerMemory(),
+        SendQueue.layerMemory()
       )
     )
   )
@@ -109,6 +114,22 @@ describe("Mailer with a SendRateLimiter", () => {
       yield* TestClock.adjust("10 seconds")
       for (const fiber of fibers) yield* Fiber.join(fiber)
       // 4 recipients a second, a burst of 4: 3 at once, then every 3/4 s.
+      assert.deepStrictEqual(
+        calls.map((c) => c.at),
+        [0, 500, 1250, 2000]
+      )
+    }).pipe(Effect.provide(mailerWith(provider, { key: "k", rate: { perSecond: 4 }, wait: "5 seconds" })))
+  })
+
+  it.effect("a batch's items are paced as single sends are: the same tokens, the same rate", () => {
+    const { provider, calls } = recording()
+    return Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(
+        Effect.flatMap(Mailer.Mailer, (mailer) => mailer.sendBatch(acme, [3, 3, 3, 3].map(message)))
+      )
+      yield* TestClock.adjust("10 seconds")
+      const { response } = yield* Fiber.join(fiber)
+      assert.strictEqual(response.data.length, 4)
       assert.deepStrictEqual(
         calls.map((c) => c.at),
         [0, 500, 1250, 2000]

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
+import { Clock, Config, ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import * as Adapter from "../src/adapter.js"
 import { EventSource, ObjectStore } from "../src/index.js"
+import { expectConfigError } from "../src/testing/index.js"
 
 describe("invalidOption", () => {
   it("is Effect's ConfigError, naming the option and what it must be, never its value", () => {
@@ -101,4 +102,60 @@ describe("the memory store's clock", () => {
       assert.strictEqual(url.searchParams.get("expires"), "60")
     }).pipe(Effect.provide(Layer.fresh(ObjectStore.layerMemory())))
   )
+})
+
+describe("expectConfigError", () => {
+  const refusing = Layer.effectDiscard(Effect.fail(Adapter.invalidOption(["auth", "pass"], "must not be s3cret")))
+
+  it("answers the message of a ConfigError naming the option", async () => {
+    const message = await Effect.runPromise(expectConfigError(refusing, ["auth", "pass"], { says: /must not be/ }))
+    assert.include(message, `["auth"]["pass"]`)
+  })
+
+  it("fails a test whose layer builds, fails otherwise, names another option, or shows a secret", async () => {
+    for (const check of [
+      expectConfigError(Layer.empty, "x"),
+      expectConfigError(Layer.effectDiscard(Effect.fail(new Error("no"))), "x"),
+      expectConfigError(refusing, "pass"),
+      expectConfigError(refusing, ["auth", "pass"], { secrets: ["s3cret"] }),
+      expectConfigError(refusing, ["auth", "pass"], { says: /never said/ })
+    ]) {
+      const exit = await Effect.runPromiseExit(check)
+      assert.isTrue(exit._tag === "Failure", "the check must fail")
+    }
+  })
+})
+
+describe("credentialsFromChain", () => {
+  it.effect("a chain that finds nothing, or keeps looking past the deadline, is a ConfigError naming the option", () =>
+    Effect.gen(function* () {
+      const refused = yield* Effect.flip(
+        Adapter.credentialsFromChain(() => Promise.reject(new Error("no profile")), "accessKeyId", "none found")
+      )
+      assert.include(refused.message, `["accessKeyId"]`)
+      assert.include(refused.message, "none found (no profile)")
+      const looking = yield* Effect.forkChild(
+        Effect.flip(Adapter.credentialsFromChain(() => new Promise(() => {}), "keyFilename", "none found"))
+      )
+      yield* TestClock.adjust(Adapter.credentialChainDeadline)
+      const late = yield* Fiber.join(looking)
+      assert.include(late.message, `["keyFilename"]`)
+      assert.include(late.message, "the chain found none within 5s")
+      yield* Adapter.credentialsFromChain(() => Promise.resolve({ accessKeyId: "AKID" }), "accessKeyId", "none found")
+    })
+  )
+})
+
+describe("describeCause", () => {
+  it("names each distinct message down the causes, for a log line", () => {
+    const refused = new Error("connect ECONNREFUSED 127.0.0.1:5432")
+    const error = new Error("PgConnection: Failed to connect", {
+      cause: new Error("Failed to connect", { cause: refused })
+    })
+    assert.strictEqual(
+      Adapter.describeCause(error),
+      "PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:5432"
+    )
+    assert.strictEqual(Adapter.describeCause("plain"), "plain")
+  })
 })

@@ -4,6 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Layer, Metric } from "effect"
 import { TestClock } from "effect/testing"
 import { EmailProvider, Mailer, MailroomMetrics, ProviderError } from "../src/index.js"
+import { outboundEmail } from "../src/testing/index.js"
 import { acme, makeWorld } from "./fixtures.js"
 
 type Answer = ProviderError.Reason | "ok" | Effect.Effect<EmailProvider.SendResult, ProviderError.ProviderError>
@@ -29,16 +30,7 @@ const scripted = (name: string, answer: () => Answer = () => "ok", limits = Emai
   return provider
 }
 
-const email: EmailProvider.OutboundEmail = {
-  from: { address: "billing@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your invoice",
-  text: "See attached.",
-  attachments: []
-}
+const email = outboundEmail()
 
 const refused = () => new ProviderError.Unavailable({ message: "connection refused", possiblySent: false })
 const dropped = () => new ProviderError.Unavailable({ message: "connection lost after DATA", possiblySent: true })

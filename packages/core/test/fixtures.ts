@@ -9,6 +9,7 @@ import {
   Messages,
   ObjectStore,
   Organizations,
+  SendQueue,
   Suppressions
 } from "../src/index.js"
 
@@ -56,7 +57,8 @@ export const makeWorld = (
     Layer.succeed(Organizations.Organizations, organizations),
     options.idempotency === undefined
       ? IdempotencyStore.layerMemory()
-      : Layer.succeed(IdempotencyStore.IdempotencyStore, options.idempotency)
+      : Layer.succeed(IdempotencyStore.IdempotencyStore, options.idempotency),
+    SendQueue.layerMemory()
   )
   const layer = Layer.mergeAll(
     Mailer.layer(options.mailer),

@@ -341,30 +341,99 @@ describe("events on the record", () => {
       }).pipe(Effect.provide(mailroom))
   )
 
+  /** A record the provider answered with an id of its own (`vendor-...`), unlike the memory provider. */
+  const sentByVendor = Effect.gen(function* () {
+    const log = yield* MessageLog.MessageLog
+    const response = { message_id: MessageLog.makeId() }
+    const providerId = `vendor-${response.message_id}`
+    yield* log.accept({
+      id: response.message_id,
+      organizationId: acme.orgId,
+      createdAt: new Date().toISOString(),
+      from: "billing@acme.example",
+      subject: "Hi",
+      recipients: [{ email: "alice@example.com", kind: "to", state: "sending" }],
+      tags: [],
+      attachments: [],
+      htmlBytes: 0,
+      textBytes: 2
+    })
+    yield* log.settle(response.message_id, { _tag: "Sent", provider: "memory", providerMessageId: providerId })
+    return { response, providerId }
+  })
+
   it.effect("an event that names the message only by the provider's id finds its record through the log", () =>
     Effect.gen(function* () {
-      const log = yield* MessageLog.MessageLog
-      const { response } = yield* send()
-      const record = yield* log.find(acme.orgId, response.message_id)
-      const providerId = record?.provider_message_id ?? ""
-      yield* log.settle(response.message_id, {
-        _tag: "Sent",
-        provider: "memory",
-        providerMessageId: `vendor-${providerId}`
-      })
+      const { response, providerId } = yield* sentByVendor
       const [event] = yield* publish([
-        eventOf(`vendor-${providerId}`, "complained", "alice@example.com", { organizationId: undefined })
+        eventOf(providerId, "complained", "alice@example.com", { organizationId: undefined })
       ])
       assert.strictEqual(event?.message_id, response.message_id)
-      assert.strictEqual(event?.provider_message_id, `vendor-${providerId}`)
+      assert.strictEqual(event?.provider_message_id, providerId)
       assert.strictEqual(event?.organization_id, acme.orgId)
     }).pipe(Effect.provide(mailroom))
   )
 
+  it.effect("an event naming its organisation but only the provider's id is found through the log too", () =>
+    Effect.gen(function* () {
+      const log = yield* MessageLog.MessageLog
+      const { response, providerId } = yield* sentByVendor
+      const [event] = yield* publish([
+        eventOf(providerId, "bounced", "alice@example.com", { bounce: { kind: "soft" } })
+      ])
+      assert.strictEqual(event?.message_id, response.message_id)
+      assert.strictEqual(event?.provider_message_id, providerId)
+      const record = yield* log.find(acme.orgId, response.message_id)
+      assert.strictEqual(record?.recipients[0]?.state, "bounced")
+      assert.deepStrictEqual(
+        record?.events.map((e) => e.type),
+        ["bounced"]
+      )
+    }).pipe(Effect.provide(mailroom))
+  )
+
+  it.effect("events carrying mailroom's own id are applied together, and never looked up by the provider's id", () => {
+    const memory = MessageLog.makeMemory()
+    const calls = { resolve: 0, apply: 0, applyAll: [] as Array<number> }
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      resolve: (provider, id) =>
+        Effect.suspend(() => {
+          calls.resolve++
+          return memory.resolve(provider, id)
+        }),
+      apply: (event) =>
+        Effect.suspend(() => {
+          calls.apply++
+          return memory.apply(event)
+        }),
+      applyAll: (events) =>
+        Effect.suspend(() => {
+          calls.applyAll.push(events.length)
+          return memory.applyAll(events)
+        })
+    }
+    const counted = Mailroom.layer({
+      provider: EmailProvider.layerMemory(),
+      store: ObjectStore.layerMemory(),
+      organizations: Layer.succeed(Organizations.Organizations, organizations),
+      messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
+    })
+    return Effect.gen(function* () {
+      // The memory provider reports a delivery to each of the three recipients, as the outbox does.
+      const { response } = yield* send()
+      assert.deepStrictEqual(calls, { resolve: 0, apply: 0, applyAll: [3] })
+      const record = yield* memory.find(acme.orgId, response.message_id)
+      assert.strictEqual(record?.status, "delivered")
+      assert.strictEqual(record?.events.length, 3)
+    }).pipe(Effect.provide(counted))
+  })
+
   it.effect("a log that cannot record the events fails the publish, so the provider delivers them again", () => {
     const log: MessageLog.MessageLog = {
       ...MessageLog.makeMemory(),
-      apply: () => Effect.fail(new MailroomError.Unavailable({ message: "down" }))
+      apply: () => Effect.fail(new MailroomError.Unavailable({ message: "down" })),
+      applyAll: () => Effect.fail(new MailroomError.Unavailable({ message: "down" }))
     }
     const events = MailEvents.layer().pipe(
       Layer.provide(

@@ -10,6 +10,7 @@ import {
   MessageLog,
   ObjectStore,
   Organizations,
+  SendQueue,
   Suppressions
 } from "../src/index.js"
 import { acme, organizations } from "./fixtures.js"
@@ -53,7 +54,8 @@ const world = (limits: EmailProvider.Limits = EmailProvider.memoryLimits) => {
         Layer.succeed(Organizations.Organizations, organizations),
         MessageLog.layerMemory(),
         Suppressions.layerMemory(),
-        IdempotencyStore.layerMemory()
+        IdempotencyStore.layerMemory(),
+        SendQueue.layerMemory()
       )
     )
   )

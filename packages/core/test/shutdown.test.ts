@@ -10,6 +10,7 @@ import {
   ObjectStore,
   Organizations,
   type ProviderError,
+  SendQueue,
   Suppressions
 } from "../src/index.js"
 import { acme, organizations } from "./fixtures.js"
@@ -39,7 +40,8 @@ const world = (provider: EmailProvider.EmailProvider, store: ObjectStore.ObjectS
         Layer.succeed(EmailProvider.EmailProvider, provider),
         Layer.succeed(ObjectStore.ObjectStore, store),
         Layer.succeed(Organizations.Organizations, organizations),
-        Layer.succeed(IdempotencyStore.IdempotencyStore, idempotency)
+        Layer.succeed(IdempotencyStore.IdempotencyStore, idempotency),
+        SendQueue.layerMemory()
       )
     )
   )

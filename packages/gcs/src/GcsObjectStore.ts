@@ -17,7 +17,8 @@ export interface ServiceAccountCredentials {
   readonly private_key: Adapter.Secret
 }
 
-interface CommonOptions {
+/** The options a client built here and a client of your own both take. */
+export interface CommonOptions {
   /** The bucket attachments are kept in. Required. */
   readonly bucket: string
   /**
@@ -29,8 +30,8 @@ interface CommonOptions {
   readonly maxUploadBytes?: number | undefined
 }
 
-/** Build the `Storage` client from these options. */
-export interface ConnectionOptions extends CommonOptions {
+/** The project and credentials the store builds its `Storage` client from. */
+export interface ConnectionOptions {
   /** The Google Cloud project. Default: the one of the credentials or the environment. */
   readonly projectId?: string | undefined
   /**
@@ -48,12 +49,16 @@ export interface ConnectionOptions extends CommonOptions {
   readonly apiEndpoint?: string | undefined
 }
 
+/** What `layerConfig` reads; the shape of the server's `"storage": { "kind": "gcs" }`. */
+export interface ConfigOptions extends CommonOptions, ConnectionOptions {}
+
 /** A `Storage` client you built yourself (custom auth, retry options, interceptors); URLs are signed by the SDK with its credentials. */
 export interface ClientOptions extends CommonOptions {
   readonly client: Storage
 }
 
-export type Options = (ConnectionOptions & { readonly client?: undefined }) | ClientOptions
+/** What `make` and `layer` take: the project and credentials, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 /** The headers an upload URL binds besides `Content-Type` (which the SDK signs itself). */
 const boundHeaders = (options: Options, contentLength: number | undefined): Record<string, string> => {
@@ -197,7 +202,7 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, C
   Effect.gen(function* () {
     yield* checkOptions(options)
     const { client, account } =
-      options.client === undefined ? yield* connect(options) : { client: options.client, account: undefined }
+      "client" in options ? { client: options.client, account: undefined } : yield* connect(options)
     return storeOn(client, account, options)
   })
 
@@ -210,6 +215,6 @@ export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore, Co
  * `layerConfig({ bucket: Config.String("GCS_BUCKET"), projectId: Config.String("GCP_PROJECT").pipe(Config.withDefault(undefined)) })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
   Layer.effect(ObjectStore.ObjectStore, Effect.flatMap(Config.unwrap(config), make))

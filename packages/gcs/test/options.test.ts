@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import type { ObjectStore } from "@mailroom/core"
+import { expectConfigError } from "@mailroom/core/testing"
+import { withEnvironment } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { GcsObjectStore } from "../src/index.js"
 import { makeServiceAccount } from "./support/keys.js"
@@ -24,24 +25,12 @@ const bucket = "mailroom-attachments"
 
 /** Runs `effect` with Google's default chain empty: no variable, no gcloud directory, no home directory. */
 const withoutDefaultCredentials = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const saved = { ...process.env }
-      delete process.env.GOOGLE_APPLICATION_CREDENTIALS
-      process.env.HOME = join(dir, "home")
-      process.env.CLOUDSDK_CONFIG = join(dir, "gcloud")
-      return saved
-    }),
-    () => effect,
-    (saved) =>
-      Effect.sync(() => {
-        for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name]
-        Object.assign(process.env, saved)
-      })
+  withEnvironment(
+    {
+      set: { GOOGLE_APPLICATION_CREDENTIALS: undefined, HOME: join(dir, "home"), CLOUDSDK_CONFIG: join(dir, "gcloud") }
+    },
+    effect
   )
-
-const refusal = (layer: Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError>) =>
-  Effect.flip(Layer.build(layer).pipe(Effect.scoped))
 
 /**
  * The same bad value through `layerConfig` (read from a ConfigProvider) and through `layer`: both fail
@@ -50,24 +39,21 @@ const refusal = (layer: Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError>
 const refusedBoth = (
   option: ReadonlyArray<string>,
   says: RegExp,
-  config: { readonly wrap: Config.Wrap<GcsObjectStore.ConnectionOptions>; readonly values: Record<string, unknown> },
+  config: { readonly wrap: Config.Wrap<GcsObjectStore.ConfigOptions>; readonly values: Record<string, unknown> },
   options: GcsObjectStore.Options,
   secret?: string
 ) =>
   Effect.gen(function* () {
-    const viaConfig = yield* refusal(
+    const expected = { says, secrets: secret === undefined ? [] : [secret] }
+    const viaConfig = yield* expectConfigError(
       GcsObjectStore.layerConfig(config.wrap).pipe(
         Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(config.values)))
-      )
+      ),
+      option,
+      expected
     )
-    const viaLayer = yield* refusal(GcsObjectStore.layer(options))
-    for (const error of [viaConfig, viaLayer]) {
-      assert.strictEqual(error._tag, "ConfigError")
-      assert.include(error.message, option.map((name) => `["${name}"]`).join(""))
-      assert.match(error.message, says)
-      if (secret !== undefined) assert.notInclude(error.message, secret)
-    }
-    assert.strictEqual(viaConfig.message, viaLayer.message)
+    const viaLayer = yield* expectConfigError(GcsObjectStore.layer(options), option, expected)
+    assert.strictEqual(viaConfig, viaLayer)
   })
 
 describe("GcsObjectStore refuses options it cannot use, naming them", () => {

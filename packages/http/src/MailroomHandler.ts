@@ -7,6 +7,7 @@ import * as Mounted from "./internal/mounted.js"
 import { BodyAlreadyRead, BytesNotKept, bodyOf, headerOf, mountIn, mountOf, readBody } from "./internal/nodeRequest.js"
 import * as Router from "./internal/router.js"
 
+/** The router's options, and what the Node handler does with a request it does not serve. */
 export interface Options extends Router.Options {
   /**
    * What the Node handler does with a request no route of mailroom's serves, when it is called with
@@ -25,8 +26,10 @@ export type Services = Router.Services
  * because the client went away; callers that only need a listener can ignore it.
  */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => Promise<void>
+/** A handler of Web requests: `(Request) => Promise<Response>`. */
 export type WebHandler = (request: Request) => Promise<Response>
 
+/** The API as a Node `(req, res)` handler and as a Web handler. */
 export interface Handlers {
   readonly node: NodeHandler
   readonly web: WebHandler
@@ -217,6 +220,7 @@ export const make = (options: Options = {}): Effect.Effect<Handlers, never, Serv
     )
   })
 
+/** The handlers of a layer being built, and how to wait for it and dispose of it. */
 export interface Started extends Handlers {
   /**
    * Settles once the layer is built, which starts at once. Rejects when it cannot be built, saying

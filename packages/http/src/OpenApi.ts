@@ -4,9 +4,11 @@ import { Wire } from "@mailroom/core"
 import { Schema } from "effect"
 import * as MessagesDocument from "./internal/openApiMessages.js"
 import { errorResponse, jsonBody, retryAfter, type Shape, shapes, success } from "./internal/openApiParts.js"
+import * as ScheduleDocument from "./internal/openApiSchedule.js"
 
 type JsonObject = Record<string, unknown>
 
+/** Where the API is served and what it accepts, as the document states them. */
 export interface DocumentOptions {
   /** The origin clients reach the service at, e.g. "https://mail.example.com": the document's `servers`. */
   readonly publicUrl?: string
@@ -52,6 +54,7 @@ const webhookPath = (name: string) => ({
   }
 })
 
+/** The OpenAPI 3.1 document of both API variants. */
 export const document = (options: DocumentOptions = {}): JsonObject => {
   const base = options.basePath ?? ""
   const v1 = `${options.v1BasePath ?? base}/v1`
@@ -70,7 +73,8 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     DeleteByKeyResponse: Wire.DeleteByKeyResponse,
     DeleteByIdRequest: Wire.DeleteByIdRequest,
     DeleteByIdResponse: Wire.DeleteByIdResponse,
-    ...MessagesDocument.schemas
+    ...MessagesDocument.schemas,
+    ...ScheduleDocument.schemas
   })) {
     const generated = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
     for (const [definition, value] of Object.entries(generated.definitions)) {
@@ -155,6 +159,7 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
           requestBody: jsonBody("SendEmailRequest"),
           responses: {
             ...success("201", "SendEmailResponse", "Sent"),
+            ...ScheduleDocument.scheduledResponse,
             "400": errorResponse("errors", "Invalid request: one message per problem"),
             ...unauthorized("message"),
             "409": errorResponse("error", "Idempotency-Key reused with another body, or still in flight"),
@@ -173,6 +178,11 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
         get: MessagesDocument.listEmails
       },
       ...MessagesDocument.paths(base),
+      [`${base}/emails/{id}`]: {
+        ...MessagesDocument.paths(base)[`${base}/emails/{id}`],
+        patch: ScheduleDocument.reschedule
+      },
+      ...ScheduleDocument.paths(base),
       [`${base}/attachments/presign`]: presign(apiKey, baseAttachment),
       [`${base}/attachments/download`]: {
         get: {

@@ -1,35 +1,12 @@
-// The seam through which a store whose presigned URLs point back at the service (the local disk
-// store) has them served by the handler: the store's layer provides `StoreRoutes` beside its
-// ObjectStore, and the handler answers requests under `pathPrefix` by calling `handle`. Core's
-// ObjectStore knows nothing of HTTP; this is where a Web `Request` meets a store.
-// Imported by store adapters as `@mailroom/http/StoreRoutes`, which loads nothing else of the handler.
-import { Context } from "effect"
+// The seam through which a store that serves its own signed URLs (the local disk store) has them
+// answered by the handler. It lives in core, so that a store depends on core alone; re-exported here.
+import { StoreRoutes as Core } from "@mailroom/core"
 
-export interface StoreRoutes {
-  /** Path below the service's base path, such as `/_mailroom/storage/`. Starts and ends with "/". */
-  readonly pathPrefix: string
-  /**
-   * The methods `handle` answers. Others get a 405 naming these in `Allow`, without reaching the
-   * store: some (TRACE, CONNECT) cannot even be made into a Web Request.
-   */
-  readonly methods: ReadonlyArray<string>
-  readonly handle: (request: Request) => Promise<Response>
-  /**
-   * Milliseconds a transfer's connection may go without a byte read or written before the Node
-   * handler closes it: a client that stops reading an answer the store already handed over (a small
-   * file, all in the socket's buffers) does not keep its connection for ever. Default: no limit.
-   */
-  readonly idleTimeoutMillis?: number
-}
+/** What the handler needs of a store that serves its own signed URLs: core's `StoreRoutes.StoreRoutes`. */
+export type StoreRoutes = Core.StoreRoutes
 
-export const StoreRoutes: Context.Service<StoreRoutes, StoreRoutes> = Context.Service("@mailroom/http/StoreRoutes")
+/** The service key, core's own: the disk store provides it, the handler reads it when present. */
+export const StoreRoutes = Core.StoreRoutes
 
-/**
- * The path the request being served reached the service's base routes at, as the app serves them:
- * the framework's mount (Express's `app.use("/mail", ...)`, the Fastify plugin's prefix) followed by
- * the handler's `basePath`, e.g. "/mail"; "" at the root and outside a request. Set by the handler
- * while an attachment operation runs, so a store whose URLs point back here can sign them under it.
- */
-export const MountPath: Context.Reference<string> = Context.Reference("@mailroom/http/StoreRoutes/MountPath", {
-  defaultValue: () => ""
-})
+/** The path the request being served reached the service's base routes at: core's `StoreRoutes.MountPath`. */
+export const MountPath = Core.MountPath

@@ -267,6 +267,67 @@ for (const [transport, start] of Object.entries(transports)) {
         assert.isFalse(contract.acceptsBody("POST", "/emails", body), JSON.stringify(body))
         assert.strictEqual((await call("POST", "/emails", { headers: apiKey, body })).status, 400, JSON.stringify(body))
       }
+      // Sending later: what the document says of scheduled_at, the server says too (the time's
+      // bounds, 1 second to 30 days ahead, are the clock's and the document's description's).
+      const soon = new Date(Date.now() + 3_600_000)
+      const offset = `${soon.toISOString().slice(0, 19)}+00:00`
+      const schedules: ReadonlyArray<[unknown, boolean]> = [
+        [soon.toISOString(), true],
+        [offset, true],
+        [offset.replace("T", "t").replace("+00:00", "z"), true],
+        [soon.toISOString().slice(0, 19), false],
+        [soon.toISOString().replace("T", " "), false],
+        ["2026-02-30T09:00:00Z", false],
+        [1_800_000_000, false],
+        [null, false]
+      ]
+      for (const [when, valid] of schedules) {
+        const body = { ...message, scheduled_at: when }
+        assert.strictEqual(contract.acceptsBody("POST", "/emails", body), valid, String(when))
+        const answer = await call("POST", "/emails", { headers: apiKey, body })
+        assert.strictEqual(answer.status, valid ? 202 : 400, `${String(when)}: ${JSON.stringify(answer.body)}`)
+        if (!valid) assert.match((answer.body as { errors: Array<string> }).errors[0] ?? "", /^scheduled_at: /)
+        const scheduled = answer.body as { message_id: string }
+        if (valid) {
+          const moved = { scheduled_at: when }
+          assert.isTrue(contract.acceptsBody("PATCH", "/emails/{id}", moved))
+          const patched = await call("PATCH", `/emails/${scheduled.message_id}`, {
+            headers: apiKey,
+            body: moved,
+            as: "/emails/{id}"
+          })
+          assert.strictEqual(patched.status, 200, JSON.stringify(patched.body))
+        } else {
+          assert.isFalse(contract.acceptsBody("PATCH", "/emails/{id}", { scheduled_at: when }))
+        }
+      }
+      assert.isFalse(contract.acceptsBody("PATCH", "/emails/{id}", { scheduled_at: soon.toISOString(), to: [] }))
+      // Sending many: the batch as a whole; an item the document refuses is one the server refuses.
+      const batches: ReadonlyArray<[unknown, boolean]> = [
+        [[message], true],
+        [Array.from({ length: 100 }, () => message), true],
+        [[], false],
+        [Array.from({ length: 101 }, () => message), false],
+        [message, false],
+        ["x", false]
+      ]
+      for (const [body, valid] of batches) {
+        assert.strictEqual(contract.acceptsBody("POST", "/emails/batch", body), valid)
+        const answer = await call("POST", "/emails/batch", { headers: apiKey, body })
+        assert.strictEqual(answer.status, valid ? 200 : 400, JSON.stringify(answer.body).slice(0, 200))
+        if (valid) assert.deepStrictEqual((answer.body as { errors: unknown }).errors, [])
+        else assert.deepStrictEqual(answer.body, { errors: ["request: must be an array of 1 to 100 send requests"] })
+      }
+      for (const body of refused.slice(0, 6)) {
+        assert.isFalse(contract.acceptsBody("POST", "/emails/batch", [message, body]))
+        const answer = await call("POST", "/emails/batch", { headers: apiKey, body: [message, body] })
+        assert.strictEqual(answer.status, 200)
+        assert.deepStrictEqual(
+          (answer.body as { errors: Array<{ index: number }> }).errors.map((e) => e.index),
+          [1],
+          JSON.stringify(body)
+        )
+      }
       const presigns: ReadonlyArray<[Record<string, unknown>, boolean]> = [
         [{ filename: " a" }, true],
         [{ filename: "a", content_length: 0 }, true],
@@ -416,6 +477,53 @@ for (const [transport, start] of Object.entries(transports)) {
           await call("GET", "/suppressions", { headers: apiKey })
           await suppress({ email: "flow@example.com" })
           await unsuppress("flow@example.com")
+        })
+      }
+
+      // Sending later and sending many
+      const later = new Date(Date.now() + 3_600_000).toISOString()
+      const scheduled = await call("POST", "/emails", { headers: apiKey, body: { ...message, scheduled_at: later } })
+      const scheduledId = (scheduled.body as { message_id: string }).message_id
+      const patch = (id: string, body: unknown, headers: Record<string, string> = apiKey) =>
+        call("PATCH", `/emails/${id}`, { headers, body, as: "/emails/{id}" })
+      await patch(scheduledId, { scheduled_at: later })
+      await patch(scheduledId, { scheduled_at: "soon" })
+      await patch(scheduledId, { scheduled_at: later }, {})
+      await patch("0190c3b2-0000-7000-8000-000000000000", { scheduled_at: later })
+      await patch(messageId, { scheduled_at: later })
+      await patch(scheduledId, { scheduled_at: "x".repeat(maxBodyBytes) })
+      await call("PATCH", `/emails/${scheduledId}`, {
+        headers: apiKey,
+        raw: later,
+        type: "text/plain",
+        as: "/emails/{id}"
+      })
+      const cancel = (id: string, headers: Record<string, string> = apiKey) =>
+        call("POST", `/emails/${id}/cancel`, { headers, as: "/emails/{id}/cancel" })
+      await cancel("%E0%A4%A")
+      await cancel(scheduledId, {})
+      await cancel("0190c3b2-0000-7000-8000-000000000000")
+      await cancel(messageId)
+      await cancel(scheduledId)
+      const batch = (body: unknown, headers: Record<string, string> = apiKey) =>
+        call("POST", "/emails/batch", { headers, body })
+      const batchKey = { ...apiKey, "idempotency-key": `b-${transport.replace(/\W/g, "")}` }
+      await batch([message, { ...message, to: [] }], batchKey)
+      await batch([message, { ...message, to: [] }], batchKey)
+      await batch([message], batchKey)
+      await batch([{ ...message, to: [] }])
+      await batch({ not: "an array" })
+      await batch([message], {})
+      await batch([tooBig, ...Array.from({ length: 10 }, () => tooBig)])
+      await call("POST", "/emails/batch", { headers: apiKey, raw: "[]", type: "text/plain" })
+      await whileDown("organizationsDown", () => batch([message]))
+      world.control.idempotency = "broken"
+      await batch([message], { ...apiKey, "idempotency-key": "broken" })
+      world.control.idempotency = "up"
+      for (const state of ["down", "broken"] as const) {
+        await withMessages(state, async () => {
+          await patch(scheduledId, { scheduled_at: later })
+          await cancel(scheduledId)
         })
       }
 

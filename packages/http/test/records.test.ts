@@ -117,8 +117,8 @@ for (const [transport, start] of Object.entries(transports)) {
           })
         }
         const wrong = await call("DELETE", `/emails/${id}`)
-        expectJson(wrong, 405, { error: `use GET for /emails/${id}` })
-        assert.strictEqual(wrong.headers.get("allow"), "GET")
+        expectJson(wrong, 405, { error: `use GET, PATCH for /emails/${id}` })
+        assert.strictEqual(wrong.headers.get("allow"), "GET, PATCH")
         for (const path of [`/emails/${id}/events`, "/emails/"]) {
           assert.strictEqual((await call("GET", path)).status, 404, path)
           assert.hasAllKeys((await call("GET", path)).body, ["message"])

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net"
 import { createAdaptorServer } from "@hono/node-server"
 import {
   EmailProvider,
+  IdempotencyStore,
   Mailroom,
   MailroomError,
   MessageLog,
@@ -32,6 +33,8 @@ export const makeWorld = () => {
     endlessCancelled: false,
     /** The message log and suppression list: reachable, unreachable (`Unavailable`) or failing unexpectedly. */
     messages: "up" as "up" | "down" | "broken",
+    /** The Idempotency-Key store: working, or failing unexpectedly. */
+    idempotency: "up" as "up" | "broken",
     logged: [] as Array<string>,
     /** Every key the service asked the store about (head, read, get, presign, delete), in order. */
     asked: [] as Array<string>,
@@ -143,6 +146,16 @@ export const makeWorld = () => {
       Layer.succeed(MessageLog.MessageLog, breakable(MessageLog.makeMemory())),
       Layer.succeed(Suppressions.Suppressions, breakable(Suppressions.makeMemory()))
     ),
+    idempotency: Layer.sync(IdempotencyStore.IdempotencyStore, () => {
+      const memory = IdempotencyStore.makeMemory()
+      return {
+        ...memory,
+        reserve: (scope, fingerprint) =>
+          control.idempotency === "broken"
+            ? Effect.die(new Error("the store broke"))
+            : memory.reserve(scope, fingerprint)
+      }
+    }),
     mailer: { retry: { maxAttempts: 1 } }
   })
   return { memory, provider, control, layer }

@@ -10,7 +10,8 @@ import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import * as Check from "./internal/options.js"
 
-export interface Options {
+/** What `layerConfig` reads: the directory of the entries. */
+export interface ConfigOptions {
   /** Directory of the entries, created when needed. Processes that share it share their keys. */
   readonly dir: string
   /** How long an entry is kept after its last write. Default 24 hours. */
@@ -18,6 +19,9 @@ export interface Options {
   /** How often expired entries are deleted (an expired entry is ignored on read anyway). Default 1 hour. */
   readonly sweepInterval?: Duration.Input
 }
+
+/** What `make` and `layer` take: the same, as the store has no client to bring. */
+export type Options = ConfigOptions
 
 interface Stored {
   readonly expiresAt: number
@@ -203,6 +207,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ dir: Config.String("IDEMPOTENCY_DIR") })`. */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
   Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(config), make))

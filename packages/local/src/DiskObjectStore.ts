@@ -1,10 +1,10 @@
 // The embedded ObjectStore: objects as files under one directory, with HMAC-signed URLs that the
 // store serves itself through `routes` (mounted by @mailroom/http under `{basePath}{pathPrefix}`).
+import type { KeyObject } from "node:crypto"
 import { unlink } from "node:fs/promises"
 import * as path from "node:path"
-import { ObjectStore } from "@mailroom/core"
+import { ObjectStore, StoreRoutes } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import * as StoreRoutes from "@mailroom/http/StoreRoutes"
 import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
 import * as Errors from "./internal/errors.js"
 import * as Keys from "./internal/keys.js"
@@ -13,7 +13,8 @@ import * as Routes from "./internal/routes.js"
 import * as Signing from "./internal/signing.js"
 import * as Storage from "./internal/storage.js"
 
-export interface Options {
+/** What `layerConfig` reads: the directory and how its URLs are signed. */
+export interface ConfigOptions {
   /** Directory that holds the objects (`{dir}/objects/<key>`) and unfinished uploads (`{dir}/.tmp/`). Created when needed. */
   readonly dir: string
   /**
@@ -43,11 +44,15 @@ export interface Options {
   readonly maxOpenFiles?: number
 }
 
+/** What `make` and `layer` take: the same, as the store has no client to bring. */
+export type Options = ConfigOptions
+
 /** Core's ObjectStore, with the routes that serve its signed URLs. */
 export interface DiskObjectStore extends ObjectStore.ObjectStore {
   readonly routes: StoreRoutes.StoreRoutes
 }
 
+/** Where the signed URLs are served below `publicUrl` by default. */
 export const defaultPathPrefix = "/_mailroom/storage/"
 
 // Content types and file names end up in response headers: printable ASCII (types) or no control
@@ -63,7 +68,7 @@ const filenameProblem = (filename: string) =>
 
 /** The options made usable. */
 interface Settings {
-  readonly secret: string
+  readonly secret: KeyObject
   /** `publicUrl` without a trailing "/". */
   readonly origin: string
   /** Whether `publicUrl` is an origin alone, followed by the path each request reached the handler at. */
@@ -106,7 +111,7 @@ const checkOptions = (options: Options): Effect.Effect<Settings, Config.ConfigEr
     return {
       idleMillis: Math.max(1, Math.round(Duration.toMillis(idle))),
       maxOpenFiles,
-      secret,
+      secret: Signing.keyOf(secret),
       origin: `${publicUrl.origin}${publicUrl.pathname.replace(/\/+$/, "")}`,
       followsMount: publicUrl.pathname === "/",
       pathPrefix,
@@ -321,6 +326,6 @@ export const layer = (
  * `layerConfig({ dir: Config.String("STORAGE_DIR"), publicUrl: Config.String("PUBLIC_URL"), signingSecret: Config.Redacted("STORAGE_SECRET") })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<ObjectStore.ObjectStore | StoreRoutes.StoreRoutes, Config.ConfigError> =>
   Layer.effectContext(Effect.map(Effect.flatMap(Config.unwrap(config), make), services))

@@ -8,13 +8,17 @@ import { PersistedQueue } from "effect/persistence"
 import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
 
-export interface Options {
+/** What `layerConfig` reads: the directory of the queues. */
+export interface ConfigOptions {
   /**
    * Directory of the queues, created when needed: `{dir}/{queue name}/{digest of the id}.json`. One
    * process at a time uses it: a second one fails to start while the first is alive (`{dir}/.lock`).
    */
   readonly dir: string
 }
+
+/** What `make` and `layer` take: the same, as the store has no client to bring. */
+export type Options = ConfigOptions
 
 type State = "pending" | "processing" | "completed" | "failed"
 
@@ -350,6 +354,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ dir: Config.String("QUEUE_DIR") })`. */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | PersistedQueue.PersistedQueueError> =>
   Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(config), make))

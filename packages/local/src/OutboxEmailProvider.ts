@@ -1,7 +1,7 @@
 // The embedded EmailProvider: every message becomes a real RFC 5322 file `{dir}/{message_id}.eml`
 // instead of leaving the machine; it reports delivery events, and can act out a sandbox, a suppression
 // list or a paused account.
-import { mkdir, rm } from "node:fs/promises"
+import { mkdir } from "node:fs/promises"
 import * as path from "node:path"
 import { EmailProvider, MailEvent, MailEvents, MessageLog, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
@@ -9,10 +9,10 @@ import { Clock, Config, Duration, Effect, Layer, Option, Scope } from "effect"
 import type MailComposerClass from "nodemailer/lib/mail-composer"
 import * as Errors from "./internal/errors.js"
 import * as Headers from "./internal/headers.js"
-import * as Mime from "./internal/mime.js"
 import * as Check from "./internal/options.js"
 import * as Storage from "./internal/storage.js"
 
+/** A provider's sandbox, acted out: only verified recipients receive mail. */
 export interface Sandbox {
   /** Acts out a provider account in its sandbox: only `verifiedRecipients` may receive mail. */
   readonly enabled: boolean
@@ -20,8 +20,9 @@ export interface Sandbox {
   readonly verifiedRecipients: ReadonlyArray<string>
 }
 
-export interface Options {
-  /** Directory the messages are written to, created when needed: `{dir}/{message_id}.eml` and `{dir}/{message_id}.json`. */
+/** What `layerConfig` reads: where messages are written and the provider behaviour acted out. */
+export interface ConfigOptions {
+  /** Directory the messages are written to, created when needed: one `{dir}/{message_id}.eml` each. */
   readonly dir: string
   /** Default: disabled; every recipient receives mail. */
   readonly sandbox?: Sandbox
@@ -41,6 +42,10 @@ export interface Options {
    * `delivered` one: a duration Effect reads (`"5 seconds"`, or milliseconds). Default 1 second.
    */
   readonly simulatedDelay?: Duration.Input
+}
+
+/** What `make` and `layer` take: with a `MailEvents` to publish to, which `Config` cannot give. */
+export interface Options extends ConfigOptions {
   /**
    * Where each accepted message's events go (`delivered`, `rejected`, and what a simulator address
    * acts out: see `Simulator`), once its file is written.
@@ -79,6 +84,12 @@ export const limits: EmailProvider.Limits = {
 /** The header that names the organisation that sent a message (from `OutboundEmail.metadata`). */
 export const organizationHeader = "X-Mailroom-Organization"
 
+/**
+ * The header that lists a message's blind copies, the outbox's own: never a `Bcc` header, which a
+ * reader would take for one the recipients saw.
+ */
+export const bccHeader = "X-Mailroom-Bcc"
+
 /** Each other metadata entry is written as `X-Mailroom-Metadata-{name}: {value}`. */
 const metadataHeaders = (metadata: Readonly<Record<string, string>> | undefined) =>
   Object.entries(metadata ?? {}).map(([name, value]) => ({
@@ -107,15 +118,6 @@ const mailComposer = () => {
     }
   )
   return composerModule
-}
-
-/** What `{dir}/{message_id}.json` holds beside the message: who it went to, blind copies included. */
-export interface Sidecar {
-  readonly messageId: string
-  readonly envelope: { readonly from: string; readonly to: ReadonlyArray<string> }
-  readonly bcc: ReadonlyArray<string>
-  /** The message's tags exactly as sent (the `X-Mailroom-Tag-*` headers name them without case). */
-  readonly tags: ReadonlyArray<EmailProvider.Tag>
 }
 
 const fail = (reason: ProviderError.Reason) =>
@@ -161,9 +163,13 @@ const build = (
 
   const render = (email: EmailProvider.OutboundEmail, messageId: string) =>
     Effect.tryPromise({
-      try: async (): Promise<{ readonly raw: Uint8Array; readonly sidecar: Sidecar }> => {
+      try: async (): Promise<Uint8Array> => {
         const MailComposer = await mailComposer()
-        const headers = [...Headers.fieldsOf(email), ...metadataHeaders(email.metadata)]
+        const headers = [
+          ...Headers.fieldsOf(email),
+          ...metadataHeaders(email.metadata),
+          ...(email.bcc.length === 0 ? [] : [{ key: bccHeader, value: email.bcc.join(", ") }])
+        ]
         // The composer writes ASCII as it is, so text that reads as an encoded-word is encoded first.
         const composer = new MailComposer({
           from:
@@ -197,18 +203,9 @@ const build = (
           disableFileAccess: true,
           disableUrlAccess: true
         })
+        // MailComposer leaves Bcc out of the headers: the blind copies are in X-Mailroom-Bcc.
         const node = composer.compile()
-        // MailComposer leaves Bcc out of the headers; the envelope still names every recipient.
-        const envelope = node.getEnvelope()
-        return {
-          raw: Mime.serialize(node) ?? (await node.build()),
-          sidecar: {
-            messageId,
-            envelope: { from: typeof envelope.from === "string" ? envelope.from : "", to: envelope.to },
-            bcc: [...email.bcc],
-            tags: (email.tags ?? []).map(({ name, value }) => ({ name, value }))
-          }
-        }
+        return await node.build()
       },
       catch: Errors.toProviderError
     })
@@ -220,29 +217,18 @@ const build = (
     return dirReady
   }
 
-  // Both files are made durable together, then renamed sidecar first, so whoever sees the .eml can
-  // read who it went to. A sidecar whose .eml failed to land is removed.
-  const write = (messageId: string, raw: Uint8Array, sidecar: Sidecar) =>
+  // Written to a temporary name, made durable, then renamed into place: a `.eml` is never seen half-written.
+  const write = (messageId: string, raw: Uint8Array) =>
     Effect.tryPromise({
       try: async () => {
-        const sidecarFile = path.join(dir, `${messageId}.json`)
-        const files = [
-          { target: sidecarFile, content: Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`) },
-          { target: path.join(dir, `${messageId}.eml`), content: raw }
-        ]
+        const target = path.join(dir, `${messageId}.eml`)
         await ensureDir()
         try {
-          await Storage.writeFilesAtomic(dir, files)
+          await Storage.writeFileDurably(dir, target, raw)
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
-            await rm(sidecarFile, { force: true })
-            throw error
-          }
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
           await ensureDir(true)
-          await Storage.writeFilesAtomic(dir, files).catch(async (again: unknown) => {
-            await rm(sidecarFile, { force: true })
-            throw again
-          })
+          await Storage.writeFileDurably(dir, target, raw)
         }
       },
       catch: Errors.toProviderError
@@ -252,72 +238,69 @@ const build = (
   const logFailure = (what: string) => (error: ProviderError.ProviderError) =>
     Effect.logError(`[mailroom] outbox: a message could not be ${what} in ${dir}: ${String(error.cause)}`)
 
+  /** Why the outbox refuses a message before writing it, as the vendors it acts out would; undefined when it does not. */
+  const refusalOf = (email: EmailProvider.OutboundEmail): ProviderError.Reason | undefined => {
+    if (options.paused === true) {
+      return new ProviderError.SendingPaused({
+        message: "sending is paused on this outbox (paused: true)",
+        permanent: false
+      })
+    }
+    const recipients = [...new Set([...email.to, ...email.cc, ...email.bcc])]
+    const unknown = Simulator.unknownMailboxes(recipients)
+    if (unknown.length > 0) {
+      return new ProviderError.InvalidRequest({ message: Simulator.unknownMailboxMessage(unknown) })
+    }
+    if (sandbox !== undefined) {
+      // As SES's mailbox simulator, the simulator's addresses need no verification.
+      const unverified = recipients.filter((r) => !verified.has(r.toLowerCase()) && Simulator.parse(r) === undefined)
+      if (unverified.length > 0) {
+        return new ProviderError.RecipientNotVerified({
+          message: `the outbox is in its sandbox and these recipients are not verified: ${unverified.join(", ")}`,
+          recipients: unverified
+        })
+      }
+    }
+    if (recipients.every(isSuppressed)) {
+      return new ProviderError.RecipientSuppressed({
+        message: `every recipient is on the outbox's suppression list: ${recipients.join(", ")}`,
+        recipients
+      })
+    }
+    const notWritable = Headers.refusal(email, limits)
+    if (notWritable !== undefined) return new ProviderError.InvalidRequest({ message: notWritable })
+    if (badMetadata(email.metadata).length > 0) {
+      return new ProviderError.InvalidRequest({
+        message: `metadata names must be 1-20 letters, digits, "_" or "-", and values at most 80 visible ASCII characters: ${badMetadata(
+          email.metadata
+        )
+          .map(([name]) => name)
+          .join(", ")}`
+      })
+    }
+    if (email.to.length + email.cc.length + email.bcc.length > limits.maxRecipients) {
+      return new ProviderError.InvalidRequest({
+        message: `a message may have at most ${limits.maxRecipients} recipients`
+      })
+    }
+    const refused = email.attachments.filter((a) =>
+      Adapter.attachmentExtensions(a.filename).some((extension) => forbidden.has(extension))
+    )
+    if (refused.length > 0) {
+      return new ProviderError.InvalidRequest({
+        message: `attachments of this type are not accepted: ${refused.map((a) => a.filename).join(", ")}`
+      })
+    }
+    return undefined
+  }
+
   const send = (email: EmailProvider.OutboundEmail) =>
     Effect.gen(function* () {
-      if (options.paused === true) {
-        return yield* fail(
-          new ProviderError.SendingPaused({
-            message: "sending is paused on this outbox (paused: true)",
-            permanent: false
-          })
-        )
-      }
-      const recipients = [...new Set([...email.to, ...email.cc, ...email.bcc])]
-      const unknown = Simulator.unknownMailboxes(recipients)
-      if (unknown.length > 0) {
-        return yield* fail(new ProviderError.InvalidRequest({ message: Simulator.unknownMailboxMessage(unknown) }))
-      }
-      if (sandbox !== undefined) {
-        // As SES's mailbox simulator, the simulator's addresses need no verification.
-        const unverified = recipients.filter((r) => !verified.has(r.toLowerCase()) && Simulator.parse(r) === undefined)
-        if (unverified.length > 0) {
-          return yield* fail(
-            new ProviderError.RecipientNotVerified({
-              message: `the outbox is in its sandbox and these recipients are not verified: ${unverified.join(", ")}`,
-              recipients: unverified
-            })
-          )
-        }
-      }
-      if (recipients.every(isSuppressed)) {
-        return yield* fail(
-          new ProviderError.RecipientSuppressed({
-            message: `every recipient is on the outbox's suppression list: ${recipients.join(", ")}`,
-            recipients
-          })
-        )
-      }
-      const notWritable = Headers.refusal(email, limits)
-      if (notWritable !== undefined) return yield* fail(new ProviderError.InvalidRequest({ message: notWritable }))
-      if (badMetadata(email.metadata).length > 0) {
-        return yield* fail(
-          new ProviderError.InvalidRequest({
-            message: `metadata names must be 1-20 letters, digits, "_" or "-", and values at most 80 visible ASCII characters: ${badMetadata(
-              email.metadata
-            )
-              .map(([name]) => name)
-              .join(", ")}`
-          })
-        )
-      }
-      if (email.to.length + email.cc.length + email.bcc.length > limits.maxRecipients) {
-        return yield* fail(
-          new ProviderError.InvalidRequest({ message: `a message may have at most ${limits.maxRecipients} recipients` })
-        )
-      }
-      const refused = email.attachments.filter((a) =>
-        Adapter.attachmentExtensions(a.filename).some((extension) => forbidden.has(extension))
-      )
-      if (refused.length > 0) {
-        return yield* fail(
-          new ProviderError.InvalidRequest({
-            message: `attachments of this type are not accepted: ${refused.map((a) => a.filename).join(", ")}`
-          })
-        )
-      }
+      const refused = refusalOf(email)
+      if (refused !== undefined) return yield* fail(refused)
       // Mailroom's own id when core gave one (the file is then named as the API answered), else a new one.
       const messageId = email.metadata?.[MailEvent.messageKey] ?? MessageLog.makeId()
-      const { raw, sidecar } = yield* render(email, messageId).pipe(Effect.tapError(logFailure("rendered")))
+      const raw = yield* render(email, messageId).pipe(Effect.tapError(logFailure("rendered")))
       if (raw.byteLength > limits.maxMessageBytes) {
         return yield* fail(
           new ProviderError.MessageTooLarge({
@@ -325,7 +308,7 @@ const build = (
           })
         )
       }
-      yield* write(messageId, raw, sidecar).pipe(Effect.tapError(logFailure("written")))
+      yield* write(messageId, raw).pipe(Effect.tapError(logFailure("written")))
       if (options.events !== undefined) {
         const acted = Simulator.accepted({
           provider: "outbox",
@@ -340,7 +323,9 @@ const build = (
       return { messageId }
     })
 
-  return { name: "outbox", limits, send }
+  // One file per message id: a message sent again (a scheduled one recovered after a crash) replaces
+  // its own file, as a vendor de-duplicating by key takes it once.
+  return { name: "outbox", limits, send, deduplicatesByKey: true }
 }
 
 const withEvents = (options: Options) =>
@@ -360,6 +345,6 @@ export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider
  * `layerConfig({ dir: Config.String("OUTBOX_DIR"), paused: Config.Boolean("OUTBOX_PAUSED") })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<Omit<Options, "events">>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
   Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), withEvents))

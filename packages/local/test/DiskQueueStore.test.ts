@@ -5,6 +5,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { assert, it } from "@effect/vitest"
+import { expectConfigError, PersistedQueueStoreSuite } from "@mailroom/core/testing"
 import { Config, ConfigProvider, Data, Duration, Effect, Exit, Fiber, Layer, Schedule, Schema } from "effect"
 import { PersistedQueue } from "effect/persistence"
 import { afterAll, beforeAll, describe } from "vitest"
@@ -15,6 +16,11 @@ beforeAll(async () => {
   base = await mkdtemp(path.join(tmpdir(), "mailroom-queue-"))
 })
 afterAll(() => rm(base, { recursive: true, force: true }))
+
+// The directory is read when the layer is built, after beforeAll made it.
+PersistedQueueStoreSuite("disk", {
+  layer: Layer.unwrap(Effect.sync(() => DiskQueueStore.layer({ dir: path.join(base, "suite") })))
+})
 
 const Job = Schema.Struct({ n: Schema.Number })
 class Refused extends Data.TaggedError("Refused")<{ readonly reason?: string }> {}
@@ -155,18 +161,13 @@ describe("DiskQueueStore", () => {
 
   it.effect("an empty dir fails make, layer and layerConfig with a ConfigError naming it, touching no disk", () =>
     Effect.gen(function* () {
-      const made = yield* Effect.flip(Effect.scoped(DiskQueueStore.make({ dir: "" })))
-      const built = yield* Effect.flip(Effect.scoped(Layer.build(DiskQueueStore.layer({ dir: "" }))))
+      yield* expectConfigError(DiskQueueStore.make({ dir: "" }), "dir")
+      yield* expectConfigError(DiskQueueStore.layer({ dir: "" }), "dir")
       // A Config that reads an empty string (here a default) reaches make, which refuses it.
-      const configured = yield* Effect.flip(
-        Effect.scoped(
-          Layer.build(DiskQueueStore.layerConfig({ dir: Config.String("QUEUE_DIR").pipe(Config.withDefault("")) }))
-        ).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
-      )
-      for (const error of [made, built, configured]) {
-        assert.strictEqual(error._tag, "ConfigError")
-        assert.include(error.message, `["dir"]`)
-      }
+      yield* expectConfigError(
+        DiskQueueStore.layerConfig({ dir: Config.String("QUEUE_DIR").pipe(Config.withDefault("")) }),
+        "dir"
+      ).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
     })
   )
 })

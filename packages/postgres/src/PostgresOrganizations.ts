@@ -4,12 +4,26 @@ import { createHash } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Cache, Clock, Config, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, type Scope } from "effect"
+import {
+  Cache,
+  Clock,
+  Config,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Option,
+  Redacted,
+  type Scope
+} from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as Errors from "./internal/errors.js"
 import * as Check from "./internal/options.js"
 
-export interface Options {
+/** The options a pool of its own and a client of yours both take. */
+export interface CommonOptions {
   /** Every organisation may send from `{slug}.{serviceDomain}`. */
   readonly serviceDomain: string
   /**
@@ -24,12 +38,24 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
 }
 
+/** Where the database is: what the pool of its own connects to. */
 export interface ConnectionOptions {
   /** `postgres://user:password@host:5432/database`; `?sslmode=require` for TLS. Plain or `Redacted`. */
   readonly url: Adapter.Secret
   /** Connections in the pool, opened when needed. Default 10. */
   readonly maxConnections?: number | undefined
 }
+
+/** What `layerConfig` reads: the organisations over a pool of their own. */
+export interface ConfigOptions extends CommonOptions, ConnectionOptions {}
+
+/** An `SqlClient` of your own (one your application already has, on a database migrated with `PostgresMigrations`). */
+export interface ClientOptions extends CommonOptions {
+  readonly client: SqlClient.SqlClient
+}
+
+/** What `make` and `layer` take: a database URL, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 interface Organization {
   readonly principal: Organizations.Principal
@@ -47,7 +73,7 @@ interface Settings {
   readonly capacity: number
 }
 
-const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
+const settingsOf = (options: CommonOptions): Effect.Effect<Settings, Config.ConfigError> =>
   Effect.gen(function* () {
     const rules = yield* Effect.try({
       try: () => Organizations.makeDomainRules(options.serviceDomain),
@@ -72,7 +98,7 @@ const build = Effect.fnUntraced(function* ({ rules, cacheTtl, timeout, capacity 
       if (now - lastLogged >= 10_000) {
         lastLogged = now
         yield* Effect.logError(
-          `[mailroom] the organisations database cannot be reached (${what}): ${Errors.describe(cause)}; answering 503`
+          `[mailroom] the organisations database cannot be reached (${what}): ${Adapter.describeCause(cause)}; answering 503`
         )
       }
       return yield* Errors.toUnavailable(what, cause)
@@ -172,23 +198,11 @@ const build = Effect.fnUntraced(function* ({ rules, cacheTtl, timeout, capacity 
   })
 })
 
-/**
- * The organisations, on the `SqlClient` in context (a database migrated with `PostgresMigrations`).
- * Fails with a `ConfigError` naming the option when `serviceDomain` is not a domain name, `cacheTtl`
- * or `timeout` is not a finite duration (`timeout` above zero), or `cacheCapacity` is not a whole
- * number above zero.
- */
-export const make = (
-  options: Options
-): Effect.Effect<Organizations.Organizations, Config.ConfigError, SqlClient.SqlClient> =>
-  Effect.flatMap(settingsOf(options), build)
-
-/** The organisations over a pool of their own, the options checked before it connects; closed with the scope. */
-const makeConnected = (
-  options: Options & ConnectionOptions
-): Effect.Effect<Organizations.Organizations, Config.ConfigError | SqlError.SqlError, Scope.Scope> =>
+/** Over a pool of its own, the options checked before it connects; closed with the scope. */
+const poolOf = (
+  options: ConnectionOptions
+): Effect.Effect<SqlClient.SqlClient, Config.ConfigError | SqlError.SqlError, Scope.Scope> =>
   Effect.gen(function* () {
-    const settings = yield* settingsOf(options)
     const url = yield* Check.databaseUrl(options.url)
     const maxConnections =
       options.maxConnections === undefined
@@ -197,26 +211,42 @@ const makeConnected = (
     const pool = yield* Layer.build(
       PgClient.layer({ url: Redacted.make(url), ...maxConnections, applicationName: "mailroom" })
     )
-    return yield* Effect.provide(build(settings), pool)
+    return Context.get(pool, SqlClient.SqlClient)
   })
 
-/** Provides core's `Organizations` from an `SqlClient` of your own (one your application already has). */
-export const layerFromClient = (
+/**
+ * The organisations, on a pool of their own to `url` (closed with the scope) or on the `client` given,
+ * a database migrated with `PostgresMigrations` either way. Every option is checked before anything
+ * connects: a `ConfigError` naming it when `serviceDomain` is not a domain name, `url` not a
+ * PostgreSQL URL, `cacheTtl` or `timeout` not a finite duration (`timeout` above zero), or
+ * `cacheCapacity` or `maxConnections` not a whole number above zero.
+ */
+export const make = (
   options: Options
-): Layer.Layer<Organizations.Organizations, Config.ConfigError, SqlClient.SqlClient> =>
+): Effect.Effect<Organizations.Organizations, Config.ConfigError | SqlError.SqlError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const settings = yield* settingsOf(options)
+    const client = "client" in options ? options.client : yield* poolOf(options)
+    return yield* Effect.provideService(build(settings), SqlClient.SqlClient, client)
+  })
+
+/** Provides core's `Organizations` (the server's `"organizations": { "kind": "postgres" }`). */
+export const layer = (
+  options: Options
+): Layer.Layer<Organizations.Organizations, Config.ConfigError | SqlError.SqlError> =>
   Layer.effect(Organizations.Organizations, make(options))
 
-/** Provides core's `Organizations` over a pool of its own, closed with the layer. */
-export const layer = (
-  options: Options & ConnectionOptions
-): Layer.Layer<Organizations.Organizations, Config.ConfigError | SqlError.SqlError> =>
-  Layer.effect(Organizations.Organizations, makeConnected(options))
-
 /**
- * The same, with options read from `Config`, e.g.
+ * As `layer`, with options read from `Config`, e.g.
  * `layerConfig({ url: Config.Redacted("DATABASE_URL"), serviceDomain: Config.String("SERVICE_DOMAIN") })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<Options & ConnectionOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<Organizations.Organizations, Config.ConfigError | SqlError.SqlError> =>
-  Layer.effect(Organizations.Organizations, Effect.flatMap(Config.unwrap(config), makeConnected))
+  Layer.effect(Organizations.Organizations, Effect.flatMap(Config.unwrap(config), make))
+
+/** Provides core's `Organizations` on the `SqlClient` in the context (one your application already has). */
+export const layerFromClient = (
+  options: CommonOptions
+): Layer.Layer<Organizations.Organizations, Config.ConfigError, SqlClient.SqlClient> =>
+  Layer.effect(Organizations.Organizations, Effect.flatMap(settingsOf(options), build))

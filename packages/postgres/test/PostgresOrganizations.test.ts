@@ -3,8 +3,10 @@ import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
+import { expectConfigError, OrganizationsSuite } from "@mailroom/core/testing"
 import { type PostgresCluster as Cluster, startPostgresCluster as startCluster } from "@mailroom/test-support"
 import { Config, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { afterAll, assert, beforeAll, describe, it, onTestFinished } from "vitest"
 import { PostgresOrganizations } from "../src/index.js"
@@ -32,7 +34,7 @@ const revoke = (key: string, table = "mailroom_api_keys") =>
  */
 const instances = <A, E>(
   count: number,
-  options: Partial<PostgresOrganizations.Options>,
+  options: Partial<PostgresOrganizations.CommonOptions>,
   use: (instances: ReadonlyArray<Organizations.Organizations>) => Effect.Effect<A, E>,
   clock: "live" | "testClock" = "live"
 ): Promise<A> =>
@@ -51,7 +53,7 @@ const instances = <A, E>(
     ).pipe(clock === "testClock" ? Effect.provide(TestClock.layer()) : (effect) => effect)
   )
 const instance = <A, E>(
-  options: Partial<PostgresOrganizations.Options>,
+  options: Partial<PostgresOrganizations.CommonOptions>,
   use: (organizations: Organizations.Organizations) => Effect.Effect<A, E>,
   clock: "live" | "testClock" = "live"
 ) => instances(1, options, ([organizations]) => use(organizations as Organizations.Organizations), clock)
@@ -79,6 +81,26 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(() => cluster?.destroy())
+
+// The suite's organisations inserted as a workspace application would: rows, keys as their SHA-256.
+OrganizationsSuite("postgres", {
+  layer: ({ serviceDomain, organizations }) =>
+    Layer.unwrap(
+      Effect.promise(async () => {
+        for (const org of organizations) {
+          await cluster.psql(`INSERT INTO mailroom_organizations (id, slug) VALUES ('${org.id}', '${org.slug}')`)
+          for (const domain of org.verifiedDomains) {
+            await cluster.psql(
+              `INSERT INTO mailroom_verified_domains (organization_id, domain) VALUES ('${org.id}', '${domain}')`
+            )
+          }
+          for (const key of org.apiKeys) await insertKey(org.id, key)
+          for (const token of org.accessTokens) await insertKey(org.id, token, "mailroom_access_tokens")
+        }
+        return PostgresOrganizations.layer({ url: cluster.url, serviceDomain })
+      })
+    )
+})
 
 describe("PostgresMigrations", () => {
   it("created the documented tables, recorded the migration, and a second run applies nothing", async () => {
@@ -334,15 +356,13 @@ describe("PostgresOrganizations", () => {
   })
 
   describe("options", () => {
-    /** The error building `layer` fails with. */
-    const buildFailure = <A, E>(layer: Layer.Layer<A, E>) =>
-      Effect.runPromise(Effect.flip(Effect.scoped(Layer.build(layer))))
+    /** Building `layer` fails with a ConfigError naming `option`, never the password. */
+    const refused = <A, E>(layer: Layer.Layer<A, E>, option: string) =>
+      Effect.runPromise(expectConfigError(layer, option, { secrets: ["hunter2"] }))
     // Nothing listens on port 1: a ConfigError rather than a connection failure shows the options are
     // checked before anything connects.
     const closed = "postgres://postgres:hunter2@127.0.0.1:1/postgres"
-    const refusals: ReadonlyArray<
-      readonly [Partial<PostgresOrganizations.Options & PostgresOrganizations.ConnectionOptions>, string]
-    > = [
+    const refusals: ReadonlyArray<readonly [Partial<PostgresOrganizations.ConfigOptions>, string]> = [
       [{ serviceDomain: "not a domain!" }, "serviceDomain"],
       [{ cacheTtl: "-1 seconds" }, "cacheTtl"],
       [{ timeout: 0 }, "timeout"],
@@ -354,24 +374,37 @@ describe("PostgresOrganizations", () => {
 
     it("layer refuses each unusable option with a ConfigError naming it, never the password, before connecting", async () => {
       for (const [bad, option] of refusals) {
-        const error = await buildFailure(
-          PostgresOrganizations.layer({ url: closed, serviceDomain: "mailroom.test", ...bad })
-        )
-        assert.strictEqual(error._tag, "ConfigError", option)
-        assert.include(error.message, `["${option}"]`)
-        assert.notInclude(error.message, "hunter2")
+        await refused(PostgresOrganizations.layer({ url: closed, serviceDomain: "mailroom.test", ...bad }), option)
       }
     })
 
     it("layerFromClient refuses the same options on a client of your own", async () => {
       const client = PgClient.layer({ url: Redacted.make(cluster.url), maxConnections: 1 })
       for (const [bad, option] of refusals.filter(([bad]) => !("url" in bad) && !("maxConnections" in bad))) {
-        const error = await buildFailure(
-          PostgresOrganizations.layerFromClient({ serviceDomain: "mailroom.test", ...bad }).pipe(Layer.provide(client))
+        await refused(
+          PostgresOrganizations.layerFromClient({ serviceDomain: "mailroom.test", ...bad }).pipe(Layer.provide(client)),
+          option
         )
-        assert.strictEqual(error._tag, "ConfigError", option)
-        assert.include(error.message, `["${option}"]`)
       }
+    })
+
+    it("make({ client }) and layerFromClient answer on a client of your own", async () => {
+      const principals = await Effect.runPromise(
+        Effect.gen(function* () {
+          const client = yield* SqlClient.SqlClient
+          const given = yield* PostgresOrganizations.make({ client, serviceDomain: "mailroom.test" })
+          const fromContext = yield* Effect.provide(
+            Organizations.Organizations,
+            PostgresOrganizations.layerFromClient({ serviceDomain: "mailroom.test" })
+          )
+          const credential = { kind: "apiKey", value: "mr_live_acme" } as const
+          return [yield* given.authenticate(credential), yield* fromContext.authenticate(credential)]
+        }).pipe(Effect.scoped, Effect.provide(PgClient.layer({ url: Redacted.make(cluster.url), maxConnections: 1 })))
+      )
+      assert.deepStrictEqual(principals, [
+        { orgId: "org_acme", slug: "acme" },
+        { orgId: "org_acme", slug: "acme" }
+      ])
     })
 
     it("layerConfig fails alike for a value it read but cannot use", async () => {
@@ -383,12 +416,7 @@ describe("PostgresOrganizations", () => {
         [{ DATABASE_URL: cluster.url, SERVICE_DOMAIN: "not a domain!" }, "serviceDomain"],
         [{ DATABASE_URL: "mysql://root:hunter2@127.0.0.1:3306/app", SERVICE_DOMAIN: "mailroom.test" }, "url"]
       ] as const) {
-        const error = await buildFailure(
-          layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(values))))
-        )
-        assert.strictEqual(error._tag, "ConfigError", option)
-        assert.include(error.message, `["${option}"]`)
-        assert.notInclude(error.message, "hunter2")
+        await refused(layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(values)))), option)
       }
     })
   })

@@ -26,8 +26,8 @@ interface CommonOptions {
   readonly simulator?: boolean
 }
 
-/** Build the `postmark` client from a server token. */
-export interface TokenOptions extends CommonOptions {
+/** What `layerConfig` reads: the provider builds the `postmark` client from a server token. */
+export interface ConfigOptions extends CommonOptions {
   /** The server's API token, sent as `X-Postmark-Server-Token`. Required. */
   readonly serverToken: Adapter.Secret
   /** Host (and port) of the API. Default `"api.postmarkapp.com"`; set it for a local stand-in or a proxy. */
@@ -46,7 +46,8 @@ export interface ClientOptions extends CommonOptions {
   readonly client: ServerClient
 }
 
-export type Options = TokenOptions | ClientOptions
+/** What `make` and `layer` take: a server token, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 /**
  * What Postmark accepts: 50 recipients across To, Cc and Bcc; a message of 10 MB counted after base64
@@ -201,9 +202,9 @@ export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider
 /**
  * As `layer`, with the options read from `Config`, e.g.
  * `layerConfig({ serverToken: Config.Redacted("POSTMARK_SERVER_TOKEN") })`. A client cannot come from
- * `Config`, so only the token options can.
+ * `Config`, so only `ConfigOptions` can.
  */
 export const layerConfig = (
-  config: Config.Wrap<TokenOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
   Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), make))

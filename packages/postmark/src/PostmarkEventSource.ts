@@ -5,6 +5,7 @@ import * as Adapter from "@mailroom/core/adapter"
 import { type Config, Effect } from "effect"
 import { translate } from "./internal/events.js"
 
+/** The webhook's credentials (Basic auth, a header, or both), its path and its body limit. */
 export interface Options {
   /**
    * The user and password of the webhook URL, `https://user:password@host/webhooks/postmark`, which

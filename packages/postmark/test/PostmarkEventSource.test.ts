@@ -3,8 +3,8 @@
 import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { MailEvent } from "@mailroom/core"
-import { essentials, probeEventSource } from "@mailroom/core/testing"
-import { Config, Effect, Redacted } from "effect"
+import { essentials, expectConfigError, probeEventSource } from "@mailroom/core/testing"
+import { Effect, Redacted } from "effect"
 import type { Models } from "postmark"
 import { assert, describe, it } from "vitest"
 import { PostmarkEventSource } from "../src/index.js"
@@ -169,6 +169,21 @@ describe("Postmark's documented webhook payloads", () => {
     const click = await fixture<Record<string, unknown>>("click")
     assert.strictEqual((await refusal({ ...click, OriginalLink: undefined })).reason._tag, "Malformed")
   })
+
+  it("a field of another type than Postmark's is a 400 naming it; the event keeps the record whole", async () => {
+    const delivery = await fixture<Record<string, unknown>>("delivery")
+    for (const [field, value] of [
+      ["MessageID", 42],
+      ["Metadata", "org_acme"],
+      ["RecordType", ["Delivery"]]
+    ] as const) {
+      const refused = await refusal({ ...delivery, [field]: value })
+      assert.strictEqual(refused.reason._tag, "Malformed")
+      assert.include(refused.message, field)
+    }
+    const [event] = await events({ ...delivery, Tag: "welcome", ServerID: 23 })
+    assert.deepStrictEqual(event?.raw, { ...delivery, Tag: "welcome", ServerID: 23 })
+  })
 })
 
 describe("Postmark webhook credentials", () => {
@@ -225,44 +240,37 @@ describe("what PostmarkEventSource judges from the headers, before the body", ()
 })
 
 describe("PostmarkEventSource options", () => {
-  /** What `make` fails with: a ConfigError naming `option`. */
-  const refusal = (options: PostmarkEventSource.Options, option: string) => {
-    const error = Effect.runSync(Effect.flip(PostmarkEventSource.make(options)))
-    assert.instanceOf(error, Config.ConfigError)
-    assert.include(error.message, option)
-    return error.message
-  }
+  /** What `make` fails with: a ConfigError naming `option`; its message. */
+  const refusal = (options: PostmarkEventSource.Options, option: ReadonlyArray<string | number>) =>
+    Effect.runSync(expectConfigError(PostmarkEventSource.make(options), option))
 
   it("an endpoint without credentials is a configuration error", () => {
-    assert.include(refusal({}, `["basicAuth"]`), "give basicAuth, header, or both")
+    assert.include(refusal({}, ["basicAuth"]), "give basicAuth, header, or both")
   })
 
   it("an empty credential is refused, since it would let an empty header in", () => {
-    refusal({ basicAuth: { username: "postmark", password: Redacted.make(" ") } }, `["basicAuth"]["password"]`)
-    refusal({ basicAuth: { username: "", password: "hook-password-123" } }, `["basicAuth"]["username"]`)
-    refusal({ header: { name: "x-token", value: "" } }, `["header"]["value"]`)
+    refusal({ basicAuth: { username: "postmark", password: Redacted.make(" ") } }, ["basicAuth", "password"])
+    refusal({ basicAuth: { username: "", password: "hook-password-123" } }, ["basicAuth", "username"])
+    refusal({ header: { name: "x-token", value: "" } }, ["header", "value"])
   })
 
   it("a malformed sha256: credential is refused, since nothing could match it", () => {
     const hashed = 'a hashed secret must be "sha256:" followed by exactly 64 hex digits'
-    const password = refusal(
-      { basicAuth: { username: "postmark", password: "sha256:abcd" } },
-      `["basicAuth"]["password"]`
-    )
+    const password = refusal({ basicAuth: { username: "postmark", password: "sha256:abcd" } }, [
+      "basicAuth",
+      "password"
+    ])
     assert.include(password, hashed)
     assert.include(
-      refusal({ header: { name: "x-token", value: Redacted.make("sha256:") } }, `["header"]["value"]`),
+      refusal({ header: { name: "x-token", value: Redacted.make("sha256:") } }, ["header", "value"]),
       hashed
     )
   })
 
   it("a header name that is none, and a name that is no path segment, are refused", () => {
-    const message = refusal({ header: { name: "bad header", value: "hook-secret-value" } }, `["header"]["name"]`)
+    const message = refusal({ header: { name: "bad header", value: "hook-secret-value" } }, ["header", "name"])
     assert.notInclude(message, "hook-secret-value")
-    refusal({ basicAuth: { username: "postmark", password: "hook-password-123" }, name: "post/mark" }, `["name"]`)
-    refusal(
-      { basicAuth: { username: "postmark", password: "hook-password-123" }, maxBodyBytes: 1.5 },
-      `["maxBodyBytes"]`
-    )
+    refusal({ basicAuth: { username: "postmark", password: "hook-password-123" }, name: "post/mark" }, ["name"])
+    refusal({ basicAuth: { username: "postmark", password: "hook-password-123" }, maxBodyBytes: 1.5 }, ["maxBodyBytes"])
   })
 })

@@ -6,9 +6,8 @@
 // base64), and Postmark's messages as captured in public bug reports (400, 406, 412, the 401 token text).
 // Where Postmark documents the code but not the wording, the wording here is the table's and says so.
 import { randomUUID } from "node:crypto"
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import type { ReceivedEmail } from "@mailroom/core/testing"
+import { type Answer, type RecordedRequest, type StandInServer, startStandIn } from "@mailroom/test-support"
 import { Context, Effect, Layer, type Scope } from "effect"
 
 export interface StandInOptions {
@@ -26,25 +25,7 @@ export interface StandInOptions {
   readonly streams?: ReadonlyArray<string>
 }
 
-/** A fault no condition of the account produces: an answer to give as is, or a connection trick. */
-export type Fault =
-  | { readonly status: number; readonly body?: unknown }
-  /** Read the whole request, then close the socket without answering. */
-  | "drop"
-  /** Read the whole request and never answer (until the stand-in closes). */
-  | "hang"
-  /** Read the whole request, wait until `until` settles, then answer as usual. */
-  | { readonly hold: Promise<unknown> }
-
-export interface RecordedRequest {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  /** The body as received, undefined when it was over the size limit. */
-  readonly body: string | undefined
-  /** The status answered; undefined when the connection was dropped or held. */
-  status: number | undefined
-}
+export type { RecordedRequest, StandInFault as Fault } from "@mailroom/test-support"
 
 /** A message Postmark accepted: the JSON fields as received, and the MessageID it answered. */
 export interface AcceptedMessage {
@@ -52,20 +33,12 @@ export interface AcceptedMessage {
   readonly fields: Readonly<Record<string, unknown>>
 }
 
-export interface StandIn {
-  /** `127.0.0.1:PORT`, for the client's `requestHost` (with `useHttps: false`). */
-  readonly host: string
-  readonly url: string
+/** The server (`host` is for the client's `requestHost`, with `useHttps: false`) and what Postmark took. */
+export interface StandIn extends StandInServer {
   readonly token: string
-  readonly requests: ReadonlyArray<RecordedRequest>
   readonly accepted: ReadonlyArray<AcceptedMessage>
   /** The message accepted under `messageId`, as its recipients would see it; throws when there is none. */
   readonly received: (messageId: string) => ReceivedEmail
-  /** Answers the next request with this fault instead of processing it. */
-  readonly failNext: (fault: Fault) => void
-  /** Resolves with the next request the stand-in receives, once it has read it whole. */
-  readonly nextRequest: () => Promise<RecordedRequest>
-  readonly close: () => Promise<void>
 }
 
 /** Postmark's documented forbidden attachment extensions. */
@@ -80,11 +53,6 @@ export const forbiddenExtensions = new Set(
  * Postmark certainly refuses (over 10 MiB), while the adapter declares the stricter 10,000,000 bytes.
  */
 export const maxRequestBytes = 10 * 1024 * 1024
-
-interface Answer {
-  readonly status: number
-  readonly body?: unknown
-}
 
 const rejected = (ErrorCode: number, Message: string): Answer => ({ status: 422, body: { ErrorCode, Message } })
 
@@ -204,7 +172,7 @@ const metadataRefusal = (metadata: unknown): Answer | undefined => {
 
 const answerTo = (
   options: Required<StandInOptions>,
-  request: { method: string; path: string; headers: IncomingHttpHeaders; body: string | undefined },
+  request: RecordedRequest,
   accept: (fields: Record<string, unknown>) => string
 ): Answer => {
   const getServer = request.method === "GET" && request.path === "/server"
@@ -411,87 +379,30 @@ export const start = async (options: StandInOptions = {}): Promise<StandIn> => {
     account: options.account ?? "approved",
     streams: options.streams ?? ["outbound"]
   }
-  const requests: Array<RecordedRequest> = []
   const accepted: Array<AcceptedMessage> = []
-  const faults: Array<Fault> = []
-  const waiters: Array<(request: RecordedRequest) => void> = []
-
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    // The whole body is read before answering, even past the limit, so the client sees the answer
-    // rather than a reset while it is still writing.
-    const chunks: Array<Buffer> = []
-    let size = 0
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.byteLength
-      if (size <= maxRequestBytes) chunks.push(chunk)
-    }
-    const record: RecordedRequest = {
-      method: req.method ?? "",
-      path: req.url ?? "",
-      headers: req.headers,
-      body: size <= maxRequestBytes ? Buffer.concat(chunks).toString("utf8") : undefined,
-      status: undefined
-    }
-    requests.push(record)
-    for (const waiter of waiters.splice(0)) waiter(record)
-    const held = faults.shift()
-    if (held === "drop") {
-      req.socket.destroy()
-      return
-    }
-    if (held === "hang") return
-    if (typeof held === "object" && "hold" in held) await held.hold.catch(() => undefined)
-    const fault = typeof held === "object" && "hold" in held ? undefined : held
-    const answer =
-      fault ??
+  const server = await startStandIn({
+    name: "PostmarkStandIn",
+    maxRequestBytes,
+    answer: (record) =>
       answerTo(settings, record, (fields) => {
         const messageId = randomUUID()
         accepted.push({ messageId, fields })
         return messageId
-      })
-    record.status = answer.status
-    const errorCode = (answer.body as { ErrorCode?: unknown } | undefined)?.ErrorCode
-    res.writeHead(answer.status, {
-      ...(answer.body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }),
-      ...(typeof errorCode === "number" && errorCode !== 0 ? { "x-pm-apierrorcode": String(errorCode) } : {})
-    })
-    res.end(answer.body === undefined ? undefined : JSON.stringify(answer.body))
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      // A bug of the stand-in must not pass for a network failure of Postmark.
-      console.error("PostmarkStandIn failed to answer", error)
-      res.destroy(error instanceof Error ? error : new Error(String(error)))
-    })
+      }),
+    headers: (answer) => {
+      const errorCode = (answer.body as { ErrorCode?: unknown } | undefined)?.ErrorCode
+      return typeof errorCode === "number" && errorCode !== 0 ? { "x-pm-apierrorcode": String(errorCode) } : {}
+    }
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => resolve())
-  })
-  const { port } = server.address() as AddressInfo
-  const host = `127.0.0.1:${port}`
   return {
-    host,
-    url: `http://${host}`,
+    ...server,
     token: settings.token,
-    requests,
     accepted,
     received: (messageId) => {
       const message = accepted.find((m) => m.messageId === messageId)
       if (message === undefined) throw new Error(`the stand-in accepted no message ${messageId}`)
       return toReceived(message.fields)
-    },
-    failNext: (fault) => {
-      faults.push(fault)
-    },
-    nextRequest: () => new Promise((resolve) => waiters.push(resolve)),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()))
-        // A held ("hang") or kept-alive connection would otherwise keep close() waiting.
-        server.closeAllConnections()
-      })
+    }
   }
 }
 

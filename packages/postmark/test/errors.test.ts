@@ -4,22 +4,14 @@ import { createServer } from "node:net"
 import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 import type { EmailProvider, ProviderError } from "@mailroom/core"
+import { outboundEmail } from "@mailroom/core/testing"
 import { networkFaultCases } from "@mailroom/test-support"
 import { type Duration, Effect, Redacted } from "effect"
 import { PostmarkEmailProvider } from "../src/index.js"
 import * as StandIn from "./PostmarkStandIn.js"
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example", name: "Acme Billing" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your invoice",
-  text: "See attached.",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({ from: { address: "billing@acme.example", name: "Acme Billing" }, ...parts })
 
 interface Setup {
   readonly standIn?: StandIn.StandInOptions

@@ -8,10 +8,14 @@ import { Redis } from "effect/persistence"
 import { describeUrl, toUnavailable } from "./internal/errors.js"
 import * as Check from "./internal/options.js"
 
-export interface Options {
+/** What `layerConfig` reads: where Redis is. */
+export interface ConfigOptions {
   /** `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS. Plain or `Redacted`. */
   readonly url: Adapter.Secret
 }
+
+/** What `make` and `layer` take: the same (a connection of your own needs no `RedisConnection`). */
+export type Options = ConfigOptions
 
 /**
  * The loggers, each leaving out the Redis client's own warning about a failed connection until
@@ -61,7 +65,7 @@ export const make = (
     ).pipe(
       Effect.updateService(References.CurrentLoggers, (loggers) => quietUntil(() => connected, loggers)),
       Effect.mapError((error) =>
-        toUnavailable(error.cause, `Redis at ${describeUrl(url)} cannot be reached: ${String(error.cause)}`)
+        toUnavailable(`Redis at ${describeUrl(url)}`, error.cause, `cannot be reached: ${String(error.cause)}`)
       )
     )
     connected = true
@@ -78,6 +82,6 @@ export const layer = (options: Options): Layer.Layer<Redis.Redis, Config.ConfigE
 
 /** As `layer`, with the URL read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<Redis.Redis, Config.ConfigError | MailroomError.Unavailable> =>
   Layer.effect(Redis.Redis, Effect.flatMap(Config.unwrap(config), make))

@@ -9,7 +9,8 @@ import { connected } from "./internal/connected.js"
 import { decodeEntry, toUnavailable } from "./internal/errors.js"
 import type * as RedisConnection from "./RedisConnection.js"
 
-export interface Options {
+/** The options a connection of its own and a client of yours both take. */
+export interface CommonOptions {
   /** Prepended to every key this store writes. Default `"mailroom:idempotency:"`. */
   readonly prefix?: string
   /** How long an entry is kept after its last write (Redis expires it: `PX`). Default 24 hours. */
@@ -22,7 +23,16 @@ export interface Options {
   readonly timeout?: Duration.Input
 }
 
-export interface ConnectionOptions extends Options, RedisConnection.Options {}
+/** What `layerConfig` reads: the store opens a connection of its own to `url`. */
+export interface ConfigOptions extends CommonOptions, RedisConnection.ConfigOptions {}
+
+/** A `Redis` service of your own (`RedisConnection.make`, `NodeRedis`), e.g. shared with a `RedisQueueStore`. */
+export interface ClientOptions extends CommonOptions {
+  readonly client: Redis.Redis["Service"]
+}
+
+/** What `make` and `layer` take: a URL to connect to, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 // Of concurrent reserves, from any instance, Redis runs one script at a time: exactly one finds
 // nothing and writes its entry.
@@ -41,7 +51,7 @@ interface Settings {
   readonly timeout: Duration.Duration
 }
 
-const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
+const settingsOf = (options: CommonOptions): Effect.Effect<Settings, Config.ConfigError> =>
   Effect.gen(function* () {
     const retention = yield* Adapter.duration("retention", options.retention ?? IdempotencyStore.defaultRetention)
     return {
@@ -70,7 +80,7 @@ const build = ({
           orElse: () =>
             Effect.fail(new Redis.RedisError({ cause: new Error(`no answer within ${Duration.format(timeout)}`) }))
         }),
-        Effect.mapError((error) => toUnavailable(error.cause)),
+        Effect.mapError((error) => toUnavailable("Idempotency-Keys", error.cause)),
         Effect.tapError((error) =>
           Effect.logError(`[mailroom] idempotency ${what} on Redis failed: ${String(error.cause)}`)
         )
@@ -93,40 +103,37 @@ const build = ({
   })
 
 /**
- * A store on the `Redis` service in context: bring your own connection, e.g. one `RedisConnection.layer`
- * shared with a `RedisQueueStore`. Fails with a `ConfigError` naming the option when `retention` or
- * `timeout` is not a finite duration above zero.
+ * The store, on a connection of its own to `url` (as `RedisConnection.make`, closed with the scope) or
+ * on the `client` given. Its options are checked before it connects: a `ConfigError` naming the option
+ * when `retention` or `timeout` is not a finite duration above zero; a Redis that cannot be reached is
+ * `Unavailable`. Commands made while the connection is down fail at once instead of waiting to run
+ * later, and the connection is retried in the background.
  */
 export const make = (
-  options: Options = {}
-): Effect.Effect<IdempotencyStore.IdempotencyStore, Config.ConfigError, Redis.Redis> =>
-  Effect.flatMap(settingsOf(options), build)
-
-/** The store on its own connection to `url`, checked before it connects, closed with the scope. */
-const makeConnected = (
-  options: ConnectionOptions
+  options: Options
 ): Effect.Effect<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable, Scope.Scope> =>
-  connected(settingsOf(options), options.url, build)
+  connected(settingsOf(options), options, build)
 
-/** The store on a `Redis` service provided by the caller. */
-export const layerRedis = (
-  options: Options = {}
-): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError, Redis.Redis> =>
-  Layer.effect(IdempotencyStore.IdempotencyStore, make(options))
-
-/**
- * The store on its own connection to `url` (as `RedisConnection.make`): opened when the layer is built
- * (a Redis that cannot be reached fails it with `Unavailable`) and closed with it. Commands made while
- * the connection is down fail at once instead of waiting to run later, and the connection is retried
- * in the background.
- */
+/** Provides core's `IdempotencyStore` (the server's `"idempotency": { "kind": "redis" }`). */
 export const layer = (
-  options: ConnectionOptions
+  options: Options
 ): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(IdempotencyStore.IdempotencyStore, makeConnected(options))
+  Layer.effect(IdempotencyStore.IdempotencyStore, make(options))
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
-  config: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(config), makeConnected))
+  Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(Config.unwrap(config), make))
+
+/** The store on the `Redis` service in the context: one connection your application shares between stores. */
+export const layerFromClient = (
+  options: CommonOptions = {}
+): Layer.Layer<IdempotencyStore.IdempotencyStore, Config.ConfigError, Redis.Redis> =>
+  Layer.effect(IdempotencyStore.IdempotencyStore, Effect.flatMap(settingsOf(options), build))
+
+/**
+ * @deprecated The name `layerFromClient` had before every adapter took one name for it; kept until
+ * the server's start-up (being split elsewhere) moves over.
+ */
+export const layerRedis: typeof layerFromClient = layerFromClient

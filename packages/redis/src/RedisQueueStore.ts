@@ -7,7 +7,8 @@ import { PersistedQueue, type Redis } from "effect/persistence"
 import { connected } from "./internal/connected.js"
 import type * as RedisConnection from "./RedisConnection.js"
 
-export interface Options {
+/** The options a connection of its own and a client of yours both take. */
+export interface CommonOptions {
   /** Prepended to every key the queues write. Default `"mailroom:queue:"`. */
   readonly prefix?: string
   /**
@@ -27,7 +28,16 @@ export interface Options {
   readonly lockExpiration?: Duration.Input
 }
 
-export interface ConnectionOptions extends Options, RedisConnection.Options {}
+/** What `layerConfig` reads: the store opens a connection of its own to `url`. */
+export interface ConfigOptions extends CommonOptions, RedisConnection.ConfigOptions {}
+
+/** A `Redis` service of your own (`RedisConnection.make`, `NodeRedis`), e.g. shared with a `RedisIdempotencyStore`. */
+export interface ClientOptions extends CommonOptions {
+  readonly client: Redis.Redis["Service"]
+}
+
+/** What `make` and `layer` take: a URL to connect to, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 /** The defaults, written out: Effect's own (30 s refresh, 90 s expiry) would leave a crashed attempt for two minutes. */
 const defaults = {
@@ -44,7 +54,7 @@ interface Settings {
   readonly lockExpiration: Duration.Duration
 }
 
-const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
+const settingsOf = (options: CommonOptions): Effect.Effect<Settings, Config.ConfigError> =>
   Effect.gen(function* () {
     const lockRefreshInterval = yield* Adapter.duration(
       "lockRefreshInterval",
@@ -66,39 +76,36 @@ const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigErro
   })
 
 /**
- * The store on the `Redis` service in context, e.g. one `RedisConnection.layer` shared with a
- * `RedisIdempotencyStore`; its workers stop when the scope closes. Fails with a `ConfigError` naming
- * the option when a duration is not a finite one above zero, or `lockRefreshInterval` is not shorter
- * than `lockExpiration`.
+ * The store, on a connection of its own to `url` (as `RedisConnection.make`: a Redis that cannot be
+ * reached fails it with `Unavailable`) or on the `client` given; its workers stop when the scope
+ * closes. Fails with a `ConfigError` naming the option, before it connects, when a duration is not a
+ * finite one above zero, or `lockRefreshInterval` is not shorter than `lockExpiration`.
  */
 export const make = (
-  options: Options = {}
-): Effect.Effect<PersistedQueue.PersistedQueueStore["Service"], Config.ConfigError, Redis.Redis | Scope.Scope> =>
-  Effect.flatMap(settingsOf(options), (settings) => PersistedQueue.makeStoreRedis(settings))
-
-/** The store on its own connection to `url`, checked before it connects, closed with the scope. */
-const makeConnected = (
-  options: ConnectionOptions
+  options: Options
 ): Effect.Effect<
   PersistedQueue.PersistedQueueStore["Service"],
   Config.ConfigError | MailroomError.Unavailable,
   Scope.Scope
-> => connected(settingsOf(options), options.url, PersistedQueue.makeStoreRedis)
+> => connected(settingsOf(options), options, PersistedQueue.makeStoreRedis)
 
-/** The store on a `Redis` service provided by the caller, e.g. one `RedisConnection.layer` shared with a `RedisIdempotencyStore`. */
-export const layerRedis = (
-  options: Options = {}
-): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError, Redis.Redis> =>
-  Layer.effect(PersistedQueue.PersistedQueueStore, make(options))
-
-/** The store on its own connection to `url` (as `RedisConnection.make`): a Redis that cannot be reached fails it with `Unavailable`. */
+/** Provides Effect's `PersistedQueueStore` (the server's `"events": { "queue": { "kind": "redis" } }`). */
 export const layer = (
-  options: ConnectionOptions
+  options: Options
 ): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(PersistedQueue.PersistedQueueStore, makeConnected(options))
+  Layer.effect(PersistedQueue.PersistedQueueStore, make(options))
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
-  config: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(config), makeConnected))
+  Layer.effect(PersistedQueue.PersistedQueueStore, Effect.flatMap(Config.unwrap(config), make))
+
+/** The store on the `Redis` service in the context: one connection your application shares between stores. */
+export const layerFromClient = (
+  options: CommonOptions = {}
+): Layer.Layer<PersistedQueue.PersistedQueueStore, Config.ConfigError, Redis.Redis> =>
+  Layer.effect(
+    PersistedQueue.PersistedQueueStore,
+    Effect.flatMap(settingsOf(options), (settings) => PersistedQueue.makeStoreRedis(settings))
+  )

@@ -8,7 +8,8 @@ import { Redis } from "effect/persistence"
 import { connected } from "./internal/connected.js"
 import type * as RedisConnection from "./RedisConnection.js"
 
-export interface Options {
+/** The options a connection of its own and a client of yours both take. */
+export interface CommonOptions {
   /** Prepended to every key this store writes. Default `"mailroom:ratelimit:"`. */
   readonly prefix?: string
   /**
@@ -18,7 +19,16 @@ export interface Options {
   readonly timeout?: Duration.Input
 }
 
-export interface ConnectionOptions extends Options, RedisConnection.Options {}
+/** What `layerConfig` reads: the store opens a connection of its own to `url`. */
+export interface ConfigOptions extends CommonOptions, RedisConnection.ConfigOptions {}
+
+/** A `Redis` service of your own (`RedisConnection.make`, `NodeRedis`), e.g. shared with the other stores. */
+export interface ClientOptions extends CommonOptions {
+  readonly client: Redis.Redis["Service"]
+}
+
+/** What `make` and `layer` take: a URL to connect to, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 // core's GCRA (SendRateLimiter.gcra) in one script, so a reservation is atomic across instances. The
 // time is Redis's own (TIME), not each instance's: clocks that drift apart cannot widen the bucket.
@@ -58,7 +68,7 @@ interface Settings {
   readonly timeout: Duration.Duration
 }
 
-const settingsOf = (options: Options): Effect.Effect<Settings, Config.ConfigError> =>
+const settingsOf = (options: CommonOptions): Effect.Effect<Settings, Config.ConfigError> =>
   Effect.map(Adapter.duration("timeout", options.timeout ?? "1 second"), (timeout) => ({
     prefix: options.prefix ?? "mailroom:ratelimit:",
     timeout
@@ -92,34 +102,29 @@ const build = ({ prefix, timeout }: Settings): Effect.Effect<SendRateLimiter.Rat
   })
 
 /**
- * The store on the `Redis` service in context, e.g. one `RedisConnection.layer` shared with the other
- * stores. Fails with a `ConfigError` naming `timeout` when it is not a finite duration above zero.
+ * The store, on a connection of its own to `url` (as `RedisConnection.make`: a Redis that cannot be
+ * reached fails it with `Unavailable`) or on the `client` given. Fails with a `ConfigError` naming
+ * `timeout`, before it connects, when it is not a finite duration above zero.
  */
 export const make = (
-  options: Options = {}
-): Effect.Effect<SendRateLimiter.RateLimitStore, Config.ConfigError, Redis.Redis> =>
-  Effect.flatMap(settingsOf(options), build)
-
-/** The store on its own connection to `url`, checked before it connects, closed with the scope. */
-const makeConnected = (
-  options: ConnectionOptions
+  options: Options
 ): Effect.Effect<SendRateLimiter.RateLimitStore, Config.ConfigError | MailroomError.Unavailable, Scope.Scope> =>
-  connected(settingsOf(options), options.url, build)
+  connected(settingsOf(options), options, build)
 
-/** The store on a `Redis` service provided by the caller. */
-export const layerRedis = (
-  options: Options = {}
-): Layer.Layer<SendRateLimiter.RateLimitStore, Config.ConfigError, Redis.Redis> =>
-  Layer.effect(SendRateLimiter.RateLimitStore, make(options))
-
-/** The store on its own connection to `url` (as `RedisConnection.make`): a Redis that cannot be reached fails it with `Unavailable`. */
+/** Provides core's `SendRateLimiter.RateLimitStore` (the server's `"rateLimit": { "store": "redis" }`). */
 export const layer = (
-  options: ConnectionOptions
+  options: Options
 ): Layer.Layer<SendRateLimiter.RateLimitStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(SendRateLimiter.RateLimitStore, makeConnected(options))
+  Layer.effect(SendRateLimiter.RateLimitStore, make(options))
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ url: Config.Redacted("REDIS_URL") })`. */
 export const layerConfig = (
-  config: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<SendRateLimiter.RateLimitStore, Config.ConfigError | MailroomError.Unavailable> =>
-  Layer.effect(SendRateLimiter.RateLimitStore, Effect.flatMap(Config.unwrap(config), makeConnected))
+  Layer.effect(SendRateLimiter.RateLimitStore, Effect.flatMap(Config.unwrap(config), make))
+
+/** The store on the `Redis` service in the context: one connection your application shares between stores. */
+export const layerFromClient = (
+  options: CommonOptions = {}
+): Layer.Layer<SendRateLimiter.RateLimitStore, Config.ConfigError, Redis.Redis> =>
+  Layer.effect(SendRateLimiter.RateLimitStore, Effect.flatMap(settingsOf(options), build))

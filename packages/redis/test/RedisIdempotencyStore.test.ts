@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { EmailProvider, IdempotencyStore, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
-import { IdempotencyStoreSuite } from "@mailroom/core/testing"
+import { expectConfigError, IdempotencyStoreSuite } from "@mailroom/core/testing"
 import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { createClient } from "redis"
@@ -37,7 +37,7 @@ const response = {
 
 /** Runs `use` on a store with its own connection, closed afterwards. */
 const withStore = <A, E>(
-  options: Partial<RedisIdempotencyStore.ConnectionOptions>,
+  options: Partial<RedisIdempotencyStore.ConfigOptions>,
   use: (store: IdempotencyStore.IdempotencyStore) => Effect.Effect<A, E>
 ) =>
   Effect.flatMap(IdempotencyStore.IdempotencyStore, use).pipe(
@@ -160,11 +160,25 @@ describe("RedisIdempotencyStore", () => {
       }).pipe(Effect.scoped)
   )
 
+  it.live("make({ client }) keeps its entries on the client given, and leaves it open", () =>
+    Effect.gen(function* () {
+      const prefix = `t:${randomUUID()}:`
+      const client = yield* RedisConnection.make({ url: redis.url })
+      yield* Effect.scoped(
+        Effect.flatMap(RedisIdempotencyStore.make({ client, prefix }), (store) =>
+          store.complete(scope, { _tag: "Completed", fingerprint: "f", response })
+        )
+      )
+      // The store's scope has closed; the client still answers, and holds what the store wrote.
+      const stored = yield* client.send<string | null>("GET", `${prefix}org_acme:order-42`)
+      assert.deepStrictEqual(JSON.parse(stored ?? "null"), { _tag: "Completed", fingerprint: "f", response })
+    }).pipe(Effect.scoped)
+  )
+
   it.effect(
-    "an unusable retention or timeout fails layerRedis, layer and layerConfig with a ConfigError naming it",
+    "an unusable retention or timeout fails layerFromClient, layer and layerConfig with a ConfigError naming it",
     () =>
       Effect.gen(function* () {
-        const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
         // Port 1 answers nobody: a ConfigError (not Unavailable) shows the options are checked before connecting.
         const closed = "redis://127.0.0.1:1/0"
         for (const [bad, option] of [
@@ -172,23 +186,18 @@ describe("RedisIdempotencyStore", () => {
           [{ retention: "forever" as Duration.Input }, "retention"],
           [{ timeout: "-5 seconds" as Duration.Input }, "timeout"]
         ] as const) {
-          for (const error of [
-            yield* build(
-              RedisIdempotencyStore.layerRedis(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url })))
-            ),
-            yield* build(RedisIdempotencyStore.layer({ url: closed, ...bad }))
-          ]) {
-            assert.strictEqual(error._tag, "ConfigError", option)
-            assert.include(error.message, `["${option}"]`)
-          }
+          yield* expectConfigError(
+            RedisIdempotencyStore.layerFromClient(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url }))),
+            option
+          )
+          yield* expectConfigError(RedisIdempotencyStore.layer({ url: closed, ...bad }), option)
         }
-        const configured = yield* build(
-          RedisIdempotencyStore.layerConfig({ url: Config.Redacted("REDIS_URL"), timeout: Config.Duration("TIMEOUT") })
+        yield* expectConfigError(
+          RedisIdempotencyStore.layerConfig({ url: Config.Redacted("REDIS_URL"), timeout: Config.Duration("TIMEOUT") }),
+          "timeout"
         ).pipe(
           Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ REDIS_URL: closed, TIMEOUT: "0 seconds" })))
         )
-        assert.strictEqual(configured._tag, "ConfigError")
-        assert.include(configured.message, `["timeout"]`)
       })
   )
 })

@@ -4,7 +4,12 @@
 import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { MailEvent, MailEvents, Organizations, WebhookDelivery } from "@mailroom/core"
-import { startWebhookReceiver, type WebhookReceiver } from "@mailroom/core/testing"
+import {
+  expectConfigError,
+  PersistedQueueStoreSuite,
+  startWebhookReceiver,
+  type WebhookReceiver
+} from "@mailroom/core/testing"
 import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { PersistedQueue } from "effect/persistence"
@@ -15,6 +20,11 @@ import { RedisConnection, RedisIdempotencyStore, RedisQueueStore } from "../src/
 
 const redis = await startRedisServer()
 afterAll(() => redis.dispose())
+
+PersistedQueueStoreSuite("redis", {
+  layer: RedisQueueStore.layer({ url: redis.url, prefix: `suite:${randomUUID()}:` }),
+  sharedByInstances: true
+})
 
 const secret = `whsec_${Buffer.from("redis-queue-webhook-signing-key!").toString("base64")}`
 const organizations = Layer.succeed(
@@ -201,17 +211,16 @@ describe("RedisQueueStore", () => {
         Effect.provide(
           // Provided separately, as an application wires two stores: the layer is built once per value.
           Layer.mergeAll(
-            RedisQueueStore.layerRedis({ prefix: `${name}:a:` }).pipe(Layer.provide(connection)),
-            RedisIdempotencyStore.layerRedis({ prefix: `${name}:b:` }).pipe(Layer.provide(connection))
+            RedisQueueStore.layerFromClient({ prefix: `${name}:a:` }).pipe(Layer.provide(connection)),
+            RedisIdempotencyStore.layerFromClient({ prefix: `${name}:b:` }).pipe(Layer.provide(connection))
           )
         )
       )
     })
   )
 
-  it.effect("unusable durations fail layerRedis, layer and layerConfig with a ConfigError naming the option", () =>
+  it.effect("unusable durations fail layerFromClient, layer and layerConfig with a ConfigError naming the option", () =>
     Effect.gen(function* () {
-      const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
       const closed = "redis://127.0.0.1:1/0"
       for (const [bad, option] of [
         [{ pollInterval: 0 }, "pollInterval"],
@@ -219,21 +228,18 @@ describe("RedisQueueStore", () => {
         // A lock renewed no sooner than it lapses would hand a live attempt to another worker.
         [{ lockRefreshInterval: "20 seconds", lockExpiration: "20 seconds" }, "lockRefreshInterval"]
       ] as const) {
-        for (const error of [
-          yield* build(RedisQueueStore.layerRedis(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url })))),
-          yield* build(RedisQueueStore.layer({ url: closed, ...bad }))
-        ]) {
-          assert.strictEqual(error._tag, "ConfigError", option)
-          assert.include(error.message, `["${option}"]`)
-        }
+        yield* expectConfigError(
+          RedisQueueStore.layerFromClient(bad).pipe(Layer.provide(RedisConnection.layer({ url: redis.url }))),
+          option
+        )
+        yield* expectConfigError(RedisQueueStore.layer({ url: closed, ...bad }), option)
       }
-      const configured = yield* build(
-        RedisQueueStore.layerConfig({ url: Config.Redacted("REDIS_URL"), lockExpiration: Config.Duration("LOCK_TTL") })
+      yield* expectConfigError(
+        RedisQueueStore.layerConfig({ url: Config.Redacted("REDIS_URL"), lockExpiration: Config.Duration("LOCK_TTL") }),
+        "lockRefreshInterval"
       ).pipe(
         Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ REDIS_URL: closed, LOCK_TTL: "1 second" })))
       )
-      assert.strictEqual(configured._tag, "ConfigError")
-      assert.include(configured.message, `["lockRefreshInterval"]`)
     })
   )
 })

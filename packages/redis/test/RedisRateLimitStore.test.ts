@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto"
 import { assert, it } from "@effect/vitest"
 import { SendRateLimiter } from "@mailroom/core"
+import { expectConfigError, RateLimitStoreSuite } from "@mailroom/core/testing"
 import { startRedisServer } from "@mailroom/test-support"
 import { Config, ConfigProvider, Duration, Effect, Exit, Layer } from "effect"
 import { afterAll, describe } from "vitest"
@@ -10,6 +11,9 @@ import { RedisConnection, RedisRateLimitStore } from "../src/index.js"
 
 const redis = await startRedisServer()
 afterAll(() => redis.dispose())
+
+// The memory store runs the same suite: the script and core's GCRA must answer alike.
+RateLimitStoreSuite("redis", { layer: RedisRateLimitStore.layer({ url: redis.url }), sharedByInstances: true })
 
 /** Runs `use` on a store with its own connection, as one instance of a fleet would have. */
 const instance = <A, E>(use: (store: SendRateLimiter.RateLimitStore) => Effect.Effect<A, E>) =>
@@ -82,9 +86,8 @@ describe("RedisRateLimitStore", () => {
     )
   )
 
-  it.effect("an unusable timeout fails layerRedis, layer and layerConfig with a ConfigError naming it", () =>
+  it.effect("an unusable timeout fails layerFromClient, layer and layerConfig with a ConfigError naming it", () =>
     Effect.gen(function* () {
-      const build = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
       const closed = "redis://127.0.0.1:1/0"
       const configured = RedisRateLimitStore.layerConfig({
         url: Config.Redacted("REDIS_URL"),
@@ -92,18 +95,14 @@ describe("RedisRateLimitStore", () => {
       }).pipe(
         Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ REDIS_URL: closed, TIMEOUT: "0 millis" })))
       )
-      for (const error of [
-        yield* build(
-          RedisRateLimitStore.layerRedis({ timeout: "0 millis" }).pipe(
-            Layer.provide(RedisConnection.layer({ url: redis.url }))
-          )
+      yield* expectConfigError(
+        RedisRateLimitStore.layerFromClient({ timeout: "0 millis" }).pipe(
+          Layer.provide(RedisConnection.layer({ url: redis.url }))
         ),
-        yield* build(RedisRateLimitStore.layer({ url: closed, timeout: "0 millis" })),
-        yield* build(configured)
-      ]) {
-        assert.strictEqual(error._tag, "ConfigError")
-        assert.include(error.message, `["timeout"]`)
-      }
+        "timeout"
+      )
+      yield* expectConfigError(RedisRateLimitStore.layer({ url: closed, timeout: "0 millis" }), "timeout")
+      yield* expectConfigError(configured, "timeout")
     })
   )
 })

@@ -18,8 +18,8 @@ interface CommonOptions {
   readonly timeout?: Duration.Input
 }
 
-/** Send with the runtime's own `fetch`. */
-export interface TokenOptions extends CommonOptions {
+/** What `layerConfig` reads: the provider sends with the runtime's own `fetch`. */
+export interface ConfigOptions extends CommonOptions {
   /** The API key (`re_...`), sent as `Authorization: Bearer`. A sending-only key is enough. Required. */
   readonly apiKey: Adapter.Secret
 }
@@ -29,11 +29,12 @@ export interface TokenOptions extends CommonOptions {
  * the key. It should reject as the runtime's does, with the transport error as `cause`, so a refused
  * connection can be told from one dropped after the request went out.
  */
-export interface ClientOptions extends TokenOptions {
+export interface ClientOptions extends ConfigOptions {
   readonly client: typeof globalThis.fetch
 }
 
-export type Options = TokenOptions | ClientOptions
+/** What `make` and `layer` take: an API key, and a `fetch` of your own if you like. */
+export type Options = ConfigOptions | ClientOptions
 
 /**
  * What Resend accepts: 50 recipients (Resend's limit on `to`, applied here to to, cc and bcc
@@ -105,6 +106,8 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
   Effect.map(connect(options), (connection) =>
     EmailProvider.EmailProvider.of({
       name: "resend",
+      // Resend takes two sends with one Idempotency-Key within 24 hours as one.
+      deduplicatesByKey: true,
       limits,
       // The options were checked by `connect`: a ConfigError cannot arise here.
       verify: Effect.suspend(() => checkAccess(options)).pipe(Effect.catchTag("ConfigError", (e) => Effect.die(e))),
@@ -159,9 +162,9 @@ export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider
 
 /**
  * As `layer`, with the options read from `Config`, e.g. `layerConfig({ apiKey:
- * Config.Redacted("RESEND_API_KEY") })`. A `fetch` cannot come from `Config`, so only the token options can.
+ * Config.Redacted("RESEND_API_KEY") })`. A `fetch` cannot come from `Config`, so only `ConfigOptions` can.
  */
 export const layerConfig = (
-  config: Config.Wrap<TokenOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
   Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), make))

@@ -6,6 +6,7 @@ import * as Adapter from "@mailroom/core/adapter"
 import { Clock, type Config, Duration, Effect } from "effect"
 import { translate } from "./internal/events.js"
 
+/** The webhook's signing secret, its path and its body limit. */
 export interface Options {
   /**
    * The webhook's signing secret from Resend's dashboard (`whsec_...`), plain or `Redacted`. It signs,

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { assert, describe, it } from "@effect/vitest"
 import { MailEvent } from "@mailroom/core"
-import { essentials } from "@mailroom/core/testing"
+import { essentials, probeEventSource } from "@mailroom/core/testing"
 import { Effect, Exit, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { Webhook } from "standardwebhooks"
@@ -27,8 +27,8 @@ const signed = (body: string, options: { id?: string; at?: Date; key?: string } 
   }
 }
 
-const receive = (body: string, headers: Record<string, string>, target = source) =>
-  target.receive({ header: (name) => headers[name], body: Buffer.from(body) })
+// Headers first, then the body, as @mailroom/http hands a request over.
+const { receive } = probeEventSource(source)
 
 /** The events of a body posted as Svix posts it. */
 const post = (payload: unknown, options?: Parameters<typeof signed>[1]) => {

@@ -10,9 +10,8 @@
 // (`missing_required_field`, the 422 `validation_error` of an invalid `from`). Where Resend documents a
 // refusal but not its wording (more than 50 recipients, a forbidden file type), the wording is ours.
 import { randomUUID } from "node:crypto"
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import type { ReceivedEmail } from "@mailroom/core/testing"
+import { type StandInFault as Fault, type StandInServer, startStandIn } from "@mailroom/test-support"
 import { Context, Effect, Layer, type Scope } from "effect"
 import libmime from "libmime"
 import { decodeTagValue } from "../src/internal/message.js"
@@ -31,23 +30,7 @@ export interface StandInOptions {
   readonly dailyQuota?: number
 }
 
-/** A fault no state of the account produces: an answer to give as is, or a connection trick. */
-export type Fault =
-  | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
-  /** Read the whole request, then close the socket without answering. */
-  | "drop"
-  /** Read the whole request and never answer (until the stand-in closes). */
-  | "hang"
-
-export interface RecordedRequest {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  /** The body as received, undefined when it was over the size limit. */
-  readonly body: string | undefined
-  /** The status answered; undefined when the connection was dropped or held. */
-  status: number | undefined
-}
+export type { RecordedRequest, StandInFault as Fault } from "@mailroom/test-support"
 
 /** A message Resend accepted: the JSON fields as received, the id it answered, the Idempotency-Key it came with. */
 export interface AcceptedMessage {
@@ -56,17 +39,12 @@ export interface AcceptedMessage {
   readonly idempotencyKey: string | undefined
 }
 
-export interface StandIn {
-  /** `http://127.0.0.1:PORT`, for the provider's `baseUrl`. */
-  readonly url: string
+/** The server (`url` is for the provider's `baseUrl`) and what Resend took. */
+export interface StandIn extends StandInServer {
   readonly apiKey: string
-  readonly requests: ReadonlyArray<RecordedRequest>
   readonly accepted: ReadonlyArray<AcceptedMessage>
   /** The message accepted under `id`, as its recipients would see it; throws when there is none. */
   readonly received: (id: string) => ReceivedEmail
-  /** Answers the next request with this fault instead of processing it. */
-  readonly failNext: (fault: Fault) => void
-  readonly close: () => Promise<void>
 }
 
 /** Resend's 429 for too many requests, with the headers its answers carry. */
@@ -134,29 +112,6 @@ const rateHeaders = {
   "ratelimit-reset": "1"
 }
 
-/**
- * The body as text; undefined when it is over the size limit. It is read whole even then, so the client
- * sees the answer rather than a reset while it is still writing.
- */
-const readBody = async (req: IncomingMessage): Promise<string | undefined> => {
-  const chunks: Array<Buffer> = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.byteLength
-    if (size <= Rules.maxRequestBytes) chunks.push(chunk)
-  }
-  return size <= Rules.maxRequestBytes ? Buffer.concat(chunks).toString("utf8") : undefined
-}
-
-const respond = (res: ServerResponse, answer: Rules.Answer) => {
-  res.writeHead(answer.status, {
-    ...rateHeaders,
-    ...(answer.body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }),
-    ...answer.headers
-  })
-  res.end(answer.body === undefined ? undefined : JSON.stringify(answer.body))
-}
-
 /** Starts a stand-in on 127.0.0.1 with a free port. */
 export const start = async (options: StandInOptions = {}): Promise<StandIn> => {
   const account: Rules.Account = {
@@ -166,28 +121,12 @@ export const start = async (options: StandInOptions = {}): Promise<StandIn> => {
     ownerEmail: options.ownerEmail ?? "owner@acme.example",
     dailyQuota: options.dailyQuota ?? Number.POSITIVE_INFINITY
   }
-  const requests: Array<RecordedRequest> = []
   const accepted: Array<AcceptedMessage> = []
-  const faults: Array<Fault> = []
   const idempotency = new Map<string, { readonly body: string; readonly answer: Rules.Answer }>()
-
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const record: RecordedRequest = {
-      method: req.method ?? "",
-      path: req.url ?? "",
-      headers: req.headers,
-      body: await readBody(req),
-      status: undefined
-    }
-    requests.push(record)
-    const fault = faults.shift()
-    if (fault === "drop") {
-      req.socket.destroy()
-      return
-    }
-    if (fault === "hang") return
-    const answer: Rules.Answer =
-      fault ??
+  const server = await startStandIn({
+    name: "ResendStandIn",
+    maxRequestBytes: Rules.maxRequestBytes,
+    answer: (record) =>
       Rules.answerTo(account, record, {
         accepted: () => accepted.length,
         remembered: (key) => idempotency.get(key),
@@ -198,42 +137,18 @@ export const start = async (options: StandInOptions = {}): Promise<StandIn> => {
           if (key !== undefined) idempotency.set(key, { body, answer: done })
           return done
         }
-      })
-    record.status = answer.status
-    respond(res, answer)
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      // A bug of the stand-in must not pass for a network failure of Resend.
-      console.error("ResendStandIn failed to answer", error)
-      res.destroy(error instanceof Error ? error : new Error(String(error)))
-    })
+      }),
+    headers: () => rateHeaders
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => resolve())
-  })
-  const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...server,
     apiKey: account.apiKey,
-    requests,
     accepted,
     received: (id) => {
       const message = accepted.find((m) => m.id === id)
       if (message === undefined) throw new Error(`the stand-in accepted no message ${id}`)
       return toReceived(message.fields)
-    },
-    failNext: (fault) => {
-      faults.push(fault)
-    },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()))
-        // A held ("hang") or kept-alive connection would otherwise keep close() waiting.
-        server.closeAllConnections()
-      })
+    }
   }
 }
 

@@ -3,22 +3,13 @@
 // a user relies on; retries are observed through core's Mailer, counting what the stand-in received.
 import { createServer } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
-import { type EmailProvider, Mailer, Mailroom, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
+import { Mailer, Mailroom, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
+import { outboundEmail } from "@mailroom/core/testing"
 import { Duration, Effect, Layer } from "effect"
 import { ResendEmailProvider } from "../src/index.js"
 import * as StandIn from "./ResendStandIn.js"
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your invoice",
-  text: "See attached.",
-  attachments: [],
-  ...parts
-})
+const message = outboundEmail
 
 interface Setup {
   readonly standIn?: StandIn.StandInOptions

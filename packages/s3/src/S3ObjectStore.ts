@@ -9,15 +9,19 @@ import {
 } from "@aws-sdk/client-s3"
 import { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, Duration, Effect, Layer, type Scope } from "effect"
+import { Clock, Config, Effect, Layer, type Scope } from "effect"
 import { resolveTarget, UnsignableBucket } from "./internal/endpoint.js"
 import { toLookupError, toObjectStoreError } from "./internal/errors.js"
 import { type Credentials, makePresigner } from "./internal/presigner.js"
 
-/** Where the bucket is and how to reach it; the shape of the server's `"storage": { "kind": "s3" }`. */
-export interface ConnectionOptions {
+/** The options a client built here and a client of your own both take. */
+export interface CommonOptions {
   /** The bucket attachments are kept in. */
   readonly bucket: string
+}
+
+/** Where the bucket is and how to log in: what the store builds its `S3Client` from. */
+export interface ConnectionOptions {
   /**
    * The region requests are signed for and, without `endpoint`, sent to
    * (`https://{bucket}.s3.{region}.amazonaws.com`). Cloudflare R2 uses `"auto"`.
@@ -43,10 +47,11 @@ export interface ConnectionOptions {
   readonly secretAccessKey?: Adapter.Secret
 }
 
+/** What `layerConfig` reads; the shape of the server's `"storage": { "kind": "s3" }`. */
+export interface ConfigOptions extends CommonOptions, ConnectionOptions {}
+
 /** An S3 client you built yourself (middleware, retry policy, HTTP agent, other credentials). */
-export interface ClientOptions {
-  /** The bucket attachments are kept in. */
-  readonly bucket: string
+export interface ClientOptions extends CommonOptions {
   /**
    * Used for every object operation; presigned URLs follow its region, endpoint, path style, FIPS,
    * dual-stack and accelerate settings and credentials, resolved by its own endpoint rules when the
@@ -56,7 +61,8 @@ export interface ClientOptions {
   readonly client: S3Client
 }
 
-export type Options = (ConnectionOptions & { readonly client?: undefined }) | ClientOptions
+/** What `make` and `layer` take: where the bucket is, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 const invalid = (option: string, message: string) => Effect.fail(Adapter.invalidOption(option, message))
 
@@ -124,29 +130,12 @@ const build = (options: ConnectionOptions): Effect.Effect<Connection, Config.Con
     return { client, credentials: secrets ?? client.config.credentials }
   })
 
-/** How long the SDK's credential chain may look (its instance-metadata lookup included) before make gives up. */
-const chainDeadline = Duration.seconds(5)
-
-/**
- * Resolves the SDK's credential chain once, so that a machine without credentials fails at start-up
- * naming the option, instead of on the first presign. The provider caches what it found.
- */
+/** The SDK's chain resolved once, so that a machine without credentials fails at start-up, not on the first presign. */
 const fromChain = (client: S3Client): Effect.Effect<void, Config.ConfigError> =>
-  Effect.tryPromise({
-    try: () => client.config.credentials(),
-    catch: (error) => (error instanceof Error ? error.message : String(error))
-  }).pipe(
-    Effect.timeoutOrElse({
-      duration: chainDeadline,
-      orElse: () => Effect.fail(`the chain found none within ${Duration.format(chainDeadline)}`)
-    }),
-    Effect.mapError((cause) =>
-      Adapter.invalidOption(
-        "accessKeyId",
-        `no AWS credentials were found: give accessKeyId and secretAccessKey, or make credentials available to the AWS SDK's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an SSO session, an instance or task role) (${cause})`
-      )
-    ),
-    Effect.asVoid
+  Adapter.credentialsFromChain(
+    () => client.config.credentials(),
+    "accessKeyId",
+    "no AWS credentials were found: give accessKeyId and secretAccessKey, or make credentials available to the AWS SDK's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an SSO session, an instance or task role)"
   )
 
 /** An injected client: one without a region cannot sign URLs. */
@@ -170,7 +159,7 @@ const adopt = (client: S3Client): Effect.Effect<Connection, Config.ConfigError> 
 export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
     if (options.bucket.trim() === "") return yield* invalid("bucket", "must not be empty")
-    const { client, credentials } = options.client === undefined ? yield* build(options) : yield* adopt(options.client)
+    const { client, credentials } = "client" in options ? yield* adopt(options.client) : yield* build(options)
     const Bucket = options.bucket
     // Once per store, so a URL costs one signature: the client's own endpoint rules, which refuse
     // settings they cannot honour (accelerate with path style or a custom endpoint, ...).
@@ -178,7 +167,7 @@ export const make = (options: Options): Effect.Effect<ObjectStore.ObjectStore, C
       try: () => resolveTarget(client, Bucket),
       catch: (error) =>
         Adapter.invalidOption(
-          error instanceof UnsignableBucket ? "bucket" : options.client === undefined ? "endpoint" : "client",
+          error instanceof UnsignableBucket ? "bucket" : "client" in options ? "client" : "endpoint",
           error instanceof Error ? error.message : String(error)
         )
     })
@@ -291,6 +280,6 @@ export const layer = (options: Options): Layer.Layer<ObjectStore.ObjectStore, Co
  * `layerConfig({ bucket: Config.String("S3_BUCKET"), region: Config.String("AWS_REGION") })`.
  */
 export const layerConfig = (
-  config: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError> =>
   Layer.effect(ObjectStore.ObjectStore, Effect.flatMap(Config.unwrap(config), make))

@@ -2,15 +2,13 @@
 // Effect's ConfigError naming the option, when the store is made and before any request.
 import { S3Client } from "@aws-sdk/client-s3"
 import { assert, describe, it } from "@effect/vitest"
-import type { ObjectStore } from "@mailroom/core"
+import { expectConfigError } from "@mailroom/core/testing"
+import { withEnvironment, withoutAwsCredentials } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { S3ObjectStore } from "../src/index.js"
 
 const secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 const good = { bucket: "mailroom-attachments", region: "eu-west-3" }
-
-const refusal = (layer: Layer.Layer<ObjectStore.ObjectStore, Config.ConfigError>) =>
-  Effect.flip(Layer.build(layer).pipe(Effect.scoped))
 
 const wrap = {
   bucket: Config.String("S3_BUCKET"),
@@ -37,23 +35,22 @@ const refusedBoth = (option: string, says: RegExp, options: Partial<Record<keyof
     const values = Object.fromEntries(
       Object.entries({ ...good, ...options }).map(([name, value]) => [names[name as keyof typeof names], value])
     )
-    const viaConfig = yield* refusal(
-      S3ObjectStore.layerConfig(wrap).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(values))))
+    const expected = { says, secrets: [secret] }
+    const viaConfig = yield* expectConfigError(
+      S3ObjectStore.layerConfig(wrap).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(values)))),
+      option,
+      expected
     )
     const { secretAccessKey, ...rest } = { ...good, ...options }
-    const viaLayer = yield* refusal(
+    const viaLayer = yield* expectConfigError(
       S3ObjectStore.layer({
         ...rest,
         ...(secretAccessKey === undefined ? {} : { secretAccessKey: Redacted.make(secretAccessKey) })
-      })
+      }),
+      option,
+      expected
     )
-    for (const error of [viaConfig, viaLayer]) {
-      assert.strictEqual(error._tag, "ConfigError")
-      assert.include(error.message, `["${option}"]`)
-      assert.match(error.message, says)
-      assert.notInclude(error.message, secret)
-    }
-    assert.strictEqual(viaConfig.message, viaLayer.message)
+    assert.strictEqual(viaConfig, viaLayer)
   })
 
 describe("S3ObjectStore refuses options it cannot use, naming them", () => {
@@ -85,55 +82,29 @@ describe("S3ObjectStore refuses options it cannot use, naming them", () => {
   )
 
   it.effect("accessKeyId: none given and none in the SDK's chain (environment, profiles)", () =>
-    Effect.acquireUseRelease(
-      Effect.sync(() => {
-        const saved = { ...process.env }
-        for (const name of Object.keys(process.env)) if (name.startsWith("AWS_")) delete process.env[name]
-        process.env.AWS_CONFIG_FILE = "/nonexistent/mailroom-test/config"
-        process.env.AWS_SHARED_CREDENTIALS_FILE = "/nonexistent/mailroom-test/credentials"
-        process.env.HOME = "/nonexistent/mailroom-test"
-        return saved
-      }),
-      () =>
-        refusedBoth("accessKeyId", /no AWS credentials were found: .*AWS_ACCESS_KEY_ID/, {
-          endpoint: "http://127.0.0.1:9000"
-        }),
-      (saved) =>
-        Effect.sync(() => {
-          for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name]
-          Object.assign(process.env, saved)
-        })
+    withoutAwsCredentials(
+      refusedBoth("accessKeyId", /no AWS credentials were found: .*AWS_ACCESS_KEY_ID/, {
+        endpoint: "http://127.0.0.1:9000"
+      })
     )
   )
 
   it.effect("client: an S3Client with no region (none given, none in the environment)", () =>
-    Effect.gen(function* () {
-      const saved = { region: process.env.AWS_REGION, defaultRegion: process.env.AWS_DEFAULT_REGION }
-      const configFile = process.env.AWS_CONFIG_FILE
-      yield* Effect.acquireRelease(
-        Effect.sync(() => {
-          delete process.env.AWS_REGION
-          delete process.env.AWS_DEFAULT_REGION
-          process.env.AWS_CONFIG_FILE = "/nonexistent/mailroom-test/config"
-        }),
-        () =>
-          Effect.sync(() => {
-            for (const [name, value] of [
-              ["AWS_REGION", saved.region],
-              ["AWS_DEFAULT_REGION", saved.defaultRegion],
-              ["AWS_CONFIG_FILE", configFile]
-            ] as const) {
-              if (value === undefined) delete process.env[name]
-              else process.env[name] = value
-            }
-          })
-      )
-      const client = new S3Client({ credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: secret } })
-      yield* Effect.addFinalizer(() => Effect.sync(() => client.destroy()))
-      const error = yield* refusal(S3ObjectStore.layer({ bucket: good.bucket, client }))
-      assert.strictEqual(error._tag, "ConfigError")
-      assert.include(error.message, '["client"]')
-      assert.match(error.message, /must be an S3Client with a region/)
-    }).pipe(Effect.scoped)
+    withEnvironment(
+      {
+        set: {
+          AWS_REGION: undefined,
+          AWS_DEFAULT_REGION: undefined,
+          AWS_CONFIG_FILE: "/nonexistent/mailroom-test/config"
+        }
+      },
+      Effect.gen(function* () {
+        const client = new S3Client({ credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: secret } })
+        yield* Effect.addFinalizer(() => Effect.sync(() => client.destroy()))
+        yield* expectConfigError(S3ObjectStore.layer({ bucket: good.bucket, client }), "client", {
+          says: /must be an S3Client with a region/
+        })
+      }).pipe(Effect.scoped)
+    )
   )
 })

@@ -1,6 +1,6 @@
 // The standalone service: builds the layers a config names, serves both API variants on one
 // node:http server, logs one line per request, and shuts down gracefully.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { Mailroom, MailroomError } from "@mailroom/core"
@@ -15,7 +15,8 @@ import { redisConnections, redisUrls, sqlConnections } from "./internal/connecti
 import { eventSources, eventsLayer } from "./internal/events.js"
 import * as Health from "./internal/health.js"
 import { observed } from "./internal/inbox/written.js"
-import { messagesLayer } from "./internal/messages.js"
+import * as Lines from "./internal/lines.js"
+import { messagesLayer, queueLayer, workerOptions } from "./internal/messages.js"
 import * as Operational from "./internal/operational.js"
 import * as ServerOrganizations from "./internal/organizations.js"
 import * as RateLimiting from "./internal/rateLimit.js"
@@ -23,14 +24,19 @@ import * as Startup from "./internal/startup.js"
 import { ServerStartError } from "./internal/startup.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as Viewer from "./internal/viewer/viewer.js"
+import * as Waiting from "./internal/viewer/waiting.js"
 import { type Config, isServerConfigError, ServerConfigError } from "./ServerConfig.js"
+
+// Taken with getBuiltinModule, not imported: an ESM import of node:http builds its namespace from
+// every export, and the getter of its WebSocket export loads undici, ~25 ms of every cold start.
+const { createServer } = process.getBuiltinModule("node:http")
 
 export { isServerStartError, ServerStartError } from "./internal/startup.js"
 
 export interface StartOptions {
   /** Interface to listen on. Default 127.0.0.1; "0.0.0.0" to serve the network. */
   readonly host?: string
-  /** One line per request, and start-up and shutdown notices. Default: console.log. */
+  /** One line per request, and start-up and shutdown notices. Default: stdout, the lines of one turn of the event loop in one write. */
   readonly log?: (line: string) => void
   /** The causes of 5xx answers, one line each. Default: console.error. */
   readonly logError?: (message: string) => void
@@ -104,7 +110,7 @@ export const start = (config: Config, options: StartOptions = {}): Promise<Runni
   })
 
 const serve = async (config: Config, options: StartOptions): Promise<RunningServer> => {
-  const log = options.log ?? ((line: string) => console.log(line))
+  const log = options.log ?? Lines.toStdout
   const host = options.host ?? "127.0.0.1"
   // A config built in code has not been through `parse`: its URL is checked here, as the file's would be.
   const publicUrlProblem = config.publicUrl === undefined ? undefined : urlProblem(config.publicUrl)
@@ -113,6 +119,8 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   }
   const sql = sqlConnections(config)
   const organizations = ServerOrganizations.make(config, sql)
+  // The organisations of the file, whose scheduled and cancelled messages the viewer lists.
+  let organizationIds = config.organizations.map((organization) => organization.id)
   let sources: Awaited<ReturnType<typeof eventSources>>
   try {
     sources = await eventSources(config.events)
@@ -232,6 +240,8 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     organizations: inSection("organizations", organizations.layer),
     idempotency: inSection("idempotency", idempotencyLayer(config.idempotency, redis)),
     messages: inSection("messages", messagesLayer(config.messages, sql)),
+    queue: inSection("messages", queueLayer(config.messages, sql)),
+    worker: workerOptions(config.messages),
     ...optional("events", events && inSection("events", events)),
     attachments: {
       ...optional("idSecret", config.attachmentIdSecret),
@@ -250,11 +260,12 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     }
   })
   const watched = Layer.mergeAll(
-    Telemetry.registryLayer(),
+    Layer.empty,
     ...redisUrls(config).map((redisUrl) => health.watchRedis(redisUrl).pipe(Layer.provide(redis(redisUrl)))),
     ...(config.tracing === undefined ? [] : [Telemetry.tracingLayer(config.tracing)])
   )
-  const runtime = ManagedRuntime.make(Layer.merge(layer, watched))
+  // Provided to the layers too: what their own fibers count (the send queue's worker) is on /metrics.
+  const runtime = ManagedRuntime.make(Layer.merge(layer, watched).pipe(Layer.provideMerge(Telemetry.registryLayer())))
   try {
     const handlers = await runtime.runPromise(
       MailroomHandler.make({ ...optional("logError", options.logError), eventSources: sources, publicUrl })
@@ -264,7 +275,16 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     if (unusable.length > 0) throw new ServerStartError({ problems: unusable })
     if (config.provider.kind === "outbox") {
       const { logError } = options
-      viewer = await Viewer.start({ dir: config.provider.dir, ...config.viewer, host, publicUrl, runtime, logError })
+      const waiting = Waiting.make(runtime, () => organizationIds)
+      viewer = await Viewer.start({
+        dir: config.provider.dir,
+        ...config.viewer,
+        host,
+        publicUrl,
+        runtime,
+        logError,
+        waiting
+      })
       noteWritten = viewer.noteWritten
     }
     handle = handlers.node
@@ -298,5 +318,10 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     })()
     return closing
   }
-  return { url, config, close, reload: organizations.reload, viewer: viewer?.url }
+  const reload = (next: Config) => {
+    const others = organizations.reload(next)
+    organizationIds = next.organizations.map((organization) => organization.id)
+    return others
+  }
+  return { url, config, close, reload, viewer: viewer?.url }
 }

@@ -1,7 +1,7 @@
 // The server loads the adapters its config names and no other: on the embedded defaults no vendor
 // SDK, database or Redis client is imported, which is what keeps its start close to a bare Effect
 // program's (`pnpm bench` measures that). Every module the process resolves is recorded by a hook.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -19,7 +19,11 @@ registerHooks({
     return resolved
   }
 })
-process.on("exit", () => writeFileSync(process.env.MAILROOM_TEST_LOADED, JSON.stringify([...seen])))
+process.on("exit", () => {
+  // Node's own modules are not resolved through hooks: undici (its fetch) is seen in the load list.
+  if (process.moduleLoadList.some((name) => name.includes("undici"))) seen.add("node:internal/undici")
+  writeFileSync(process.env.MAILROOM_TEST_LOADED, JSON.stringify([...seen]))
+})
 `
 
 /** Packages by the path they resolve to: in node_modules, or in this workspace's packages/. */
@@ -32,6 +36,8 @@ const heavy: ReadonlyArray<readonly [string, RegExp]> = [
   ["redis", /\/node_modules\/(redis|@redis)\//],
   ["@effect/sql-pg", /\/@effect\/sql-pg\//],
   ["mailparser", /\/mailparser\//],
+  // Loaded by the getter of node:http's WebSocket export, which an ESM import of node:http runs.
+  ["undici", /^node:internal\/undici$/],
   ...(["s3", "gcs", "ses", "postmark", "postgres", "redis"] as const).map(
     (name) => [`@mailroom/${name}`, new RegExp(`/(@mailroom|packages)/${name}/`)] as const
   )
@@ -75,6 +81,26 @@ describe("what the server loads at start", () => {
       heavy.filter(([, pattern]) => loaded(pattern)).map(([name]) => name),
       []
     )
+  })
+
+  it("the command writes Node's compile cache for the next start, in the temporary directory", async () => {
+    const temporary = join(dir, "tmp")
+    await mkdir(temporary)
+    const path = join(dir, "cache.json")
+    await writeFile(
+      path,
+      JSON.stringify({
+        serviceDomain: "mailroom.test",
+        organizations: [],
+        storage: { kind: "local", dir: "cache-storage", signingSecret: "cold-start-secret" },
+        provider: { kind: "outbox", dir: "cache-outbox" },
+        viewer: { enabled: false }
+      })
+    )
+    const server = await startServer(path, { TMPDIR: temporary })
+    await server.stop()
+    const cached = await readdir(join(temporary, "node-compile-cache"), { recursive: true })
+    assert.isAbove(cached.length, 1, "nothing was written to the compile cache")
   })
 
   it("with SES named: the SES adapter and its SDK, and still nothing else", async () => {

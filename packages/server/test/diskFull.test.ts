@@ -115,7 +115,10 @@ for (const sendCase of sendCases)
         await mounted.free()
         assert.deepStrictEqual(await readiness(), {
           status: 200,
-          body: { ready: true, checks: { storage: "ok", outbox: "ok", messages: "ok", provider: "ok" } } as never
+          body: {
+            ready: true,
+            checks: { storage: "ok", outbox: "ok", messages: "ok", queue: "ok", provider: "ok" }
+          } as never
         })
         assert.strictEqual((await upload(uploadUrl)).status, 200)
         assert.strictEqual((await fetch(`${server.url}/emails`, { method: "POST", headers, body: email })).status, 201)

@@ -76,6 +76,32 @@ describe("ServerConfig: the messages section", () => {
     )
   })
 
+  it("the queue of scheduled sends: its worker's concurrency, lock expiry and poll interval, each checked", () => {
+    const queue = { concurrency: 4, lockExpiration: "10 seconds", pollInterval: "500 millis" }
+    assert.deepStrictEqual(parse({ messages: { kind: "sqlite", path: "/var/lib/m.db", queue } }).messages, {
+      kind: "sqlite",
+      path: "/var/lib/m.db",
+      retention: "30 days",
+      queue
+    })
+    assert.deepStrictEqual(parse({ messages: { kind: "memory", queue: { concurrency: 2 } } }).messages, {
+      kind: "memory",
+      retention: "30 days",
+      queue: { concurrency: 2 }
+    })
+    assert.deepStrictEqual(
+      problems({ messages: { kind: "sqlite", queue: { concurrency: 0, lockExpiration: "soon", every: 1 } } }),
+      [
+        "messages.queue.every: is not a known field",
+        "messages.queue.concurrency: must be a whole number above 0",
+        'messages.queue.lockExpiration: must be a duration above zero such as "30 days" or "12 hours"'
+      ]
+    )
+    assert.deepStrictEqual(problems({ messages: { kind: "memory", queue: { lockExpiration: "1 minute" } } }), [
+      "messages.queue.lockExpiration: is not a known field"
+    ])
+  })
+
   it("an unknown kind or field, a bad retention, a missing or wrong URL: each named, no password repeated", () => {
     assert.deepStrictEqual(problems({ messages: { kind: "mysql" } }), [
       "messages.kind: must be one of memory, sqlite, postgres"

@@ -181,6 +181,7 @@ describe("three servers with their message records on one PostgreSQL", () => {
         const ready = await readiness(server)
         assert.strictEqual(ready.status, 503)
         assert.include(ready.body.checks.messages ?? "", "the database cannot be reached")
+        assert.strictEqual(ready.body.checks.queue, "the send queue's database cannot be reached")
         assert.strictEqual(ready.body.checks.storage, "ok")
       }
       assert.strictEqual(standIn.accepted.length, before, "a send whose record cannot be written is not sent")

@@ -100,7 +100,7 @@ describe("operations of one server", () => {
     assert.strictEqual(ready.status, 200)
     assert.deepStrictEqual(await ready.json(), {
       ready: true,
-      checks: { storage: "ok", messages: "ok", redis: "ok", provider: "ok" }
+      checks: { storage: "ok", messages: "ok", queue: "ok", redis: "ok", provider: "ok" }
     })
   })
 

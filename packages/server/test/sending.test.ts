@@ -109,7 +109,8 @@ describe("a stalled SES endpoint", () => {
     const key = await uploaded(800)
     const before = ses.requests()
     const first = call("POST", "/emails", email(key))
-    // While the first holds 800 of the 1000 bytes, another 800 cannot fit: it waits 200 ms, then gives up.
+    // 800 bytes and their base64 are more than the 1000 bytes: the first holds them all, the second
+    // waits 200 ms, then gives up.
     await new Promise((resolve) => setTimeout(resolve, 300))
     const second = await call("POST", "/emails", email(key))
     assert.strictEqual(second.status, 503, JSON.stringify(second.body))

@@ -122,7 +122,7 @@ describe("/readyz with an SMTP provider", () => {
     assert.strictEqual(ready.status, 200)
     assert.deepStrictEqual(await ready.json(), {
       ready: true,
-      checks: { storage: "ok", messages: "ok", provider: "ok" }
+      checks: { storage: "ok", messages: "ok", queue: "ok", provider: "ok" }
     })
     assert.strictEqual(peer.connections(), before + 1, "the check opened a connection of its own")
     assert.strictEqual(peer.attempts(), 0)

@@ -4,16 +4,19 @@ import { type SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
 import { EmailProvider, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Config, Duration, Effect, Layer, type Scope } from "effect"
-import { acquireClient, type ClientOptions } from "./internal/client.js"
+import { acquireClient, type ConnectionOptions } from "./internal/client.js"
 import { toProviderError } from "./internal/errors.js"
 import { forbiddenHeaders, maxCustomHeaders, refusal, sendEmailInput } from "./internal/message.js"
 import { notBlank } from "./internal/options.js"
 import { verify } from "./internal/verify.js"
 
-export interface Options extends ClientOptions {
+export type { ConnectionOptions } from "./internal/client.js"
+
+/** The options a client built here and a client of your own both take. */
+export interface CommonOptions {
   /**
    * How long one send may take, connecting included, before it fails as `Unavailable` "possibly
-   * sent" (SES may have accepted it, so it is not retried). Applies to an injected client too. Default 30 s.
+   * sent" (SES may have accepted it, so it is not retried). Applies to a client of your own too. Default 30 s.
    */
   readonly timeout?: Duration.Input | undefined
   /** SES configuration set applied to every message (event publishing, dedicated IPs). Default: none. */
@@ -25,16 +28,21 @@ export interface Options extends ClientOptions {
    * as SES would bounce it for real.
    */
   readonly simulator?: boolean | undefined
-  /**
-   * A client of your own (custom middleware, retry policy, HTTP handler). The options above that build
-   * a client are then ignored, and the client is not destroyed with the layer. Default: a client built
-   * from the options above, with `maxAttempts: 1`.
-   */
-  readonly client?: SESv2Client | undefined
 }
 
-/** What can be read from `Config`: every option but the client. */
-export type ConfigOptions = Omit<Options, "client">
+/** What `layerConfig` reads: the provider builds its client (with `maxAttempts: 1`) from the account, region and credentials. */
+export interface ConfigOptions extends CommonOptions, ConnectionOptions {}
+
+/**
+ * A client of your own (custom middleware, retry policy, HTTP handler), not destroyed with the layer.
+ * Give it `maxAttempts: 1`: core retries what is safe to retry.
+ */
+export interface ClientOptions extends CommonOptions {
+  readonly client: SESv2Client
+}
+
+/** What `make` and `layer` take: the account to build a client for, or a client of your own. */
+export type Options = ConfigOptions | ClientOptions
 
 /**
  * SES v2's quotas: 50 recipients across To, Cc and Bcc; 40 MB per message once attachments are
@@ -154,17 +162,19 @@ export const make = (
     // One attempt per send: core's Mailer already retries what is safe to retry (throttling, a
     // connection never made), and the SDK's own retries would multiply those, and would also
     // resend after a timeout or a 5xx, when SES may already have accepted the message.
-    const client = options.client ?? (yield* acquireClient(options, 1))
+    const client = "client" in options ? options.client : yield* acquireClient(options, 1)
     const timeoutMillis = Duration.toMillis(timeout)
-    const secrets = [options.accessKeyId, options.secretAccessKey, options.sessionToken].flatMap((secret) =>
-      secret === undefined ? [] : [Adapter.secretValue(secret)]
-    )
+    const secrets =
+      "client" in options
+        ? []
+        : [options.accessKeyId, options.secretAccessKey, options.sessionToken].flatMap((secret) =>
+            secret === undefined ? [] : [Adapter.secretValue(secret)]
+          )
     const provider: EmailProvider.EmailProvider = {
       name: "ses",
       limits,
       verify: verify(client, secrets),
-      // One promise, one controller and one timer per send, the answer checked where it arrives:
-      // what the adapter adds to the SDK's own call stays small.
+      // The SDK's call, aborted at the deadline (reported as a timeout) or when the send is interrupted.
       send: (given) => {
         const simulated = Simulator.forVendor("ses", given, options.simulator === true)
         const email = "email" in simulated ? simulated.email : given
@@ -177,42 +187,22 @@ export const make = (
             })
           )
         }
-        return Effect.callback<{ readonly messageId: string }, ProviderError.ProviderError>((resume) => {
-          const controller = new AbortController()
-          let expired = false
-          const timer = setTimeout(() => {
-            expired = true
-            controller.abort()
-          }, timeoutMillis)
-          const failed = (error: unknown) => {
-            clearTimeout(timer)
-            resume(
-              Effect.fail(
-                toProviderError(error, { email: given, secrets, ...(expired ? { timedOutAfter: timeout } : {}) })
-              )
+        return Effect.suspend(() => {
+          const deadline = AbortSignal.timeout(timeoutMillis)
+          return Effect.tryPromise({
+            try: (signal) =>
+              client.send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
+                abortSignal: AbortSignal.any([signal, deadline])
+              }),
+            catch: (error) =>
+              toProviderError(error, { email: given, secrets, ...(deadline.aborted ? { timedOutAfter: timeout } : {}) })
+          }).pipe(
+            Effect.flatMap((output) =>
+              output.MessageId === undefined || output.MessageId === ""
+                ? Effect.fail(toProviderError(output, { email: given, secrets }))
+                : Effect.succeed({ messageId: output.MessageId })
             )
-          }
-          try {
-            client
-              .send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
-                abortSignal: controller.signal
-              })
-              .then((output) => {
-                clearTimeout(timer)
-                resume(
-                  output.MessageId === undefined || output.MessageId === ""
-                    ? Effect.fail(toProviderError(output, { email: given, secrets }))
-                    : Effect.succeed({ messageId: output.MessageId })
-                )
-              }, failed)
-          } catch (error) {
-            failed(error)
-          }
-          // Interrupted: the request is aborted, as it is at the deadline.
-          return Effect.sync(() => {
-            clearTimeout(timer)
-            controller.abort()
-          })
+          )
         })
       }
     }

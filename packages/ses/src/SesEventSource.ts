@@ -6,6 +6,7 @@ import { Clock, type Config, Duration, Effect } from "effect"
 import { translate } from "./internal/events.js"
 import * as Sns from "./internal/sns.js"
 
+/** The SNS topics and EventBridge secret accepted, how certificates are fetched, the path and the body limit. */
 export interface Options {
   /**
    * The SNS topics (exact ARNs) whose messages are accepted: the topics of your configuration set's

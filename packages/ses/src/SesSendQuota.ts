@@ -4,8 +4,9 @@ import { GetAccountCommand } from "@aws-sdk/client-sesv2"
 import { MailroomError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { type Config, Duration, Effect, type Scope } from "effect"
-import { acquireClient, type ClientOptions } from "./internal/client.js"
+import { acquireClient, type ConnectionOptions } from "./internal/client.js"
 
+/** The account's sending quota, as SES reports it. */
 export interface SendQuota {
   /** Recipients per second (SES counts each recipient of a message). */
   readonly maxSendRate: number
@@ -14,7 +15,7 @@ export interface SendQuota {
 }
 
 /** The account and region, as `SesEmailProvider` takes them. Secrets plain or `Redacted`. */
-export interface Options extends ClientOptions {
+export interface Options extends ConnectionOptions {
   /** How long one GetAccount may take. Default 10 s. */
   readonly timeout?: Duration.Input | undefined
 }

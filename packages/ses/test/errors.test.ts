@@ -20,10 +20,11 @@ import {
   Organizations,
   type ProviderError
 } from "@mailroom/core"
-import { networkFaultCases } from "@mailroom/test-support"
+import { outboundEmail } from "@mailroom/core/testing"
+import { networkFaultCases, refusedPort } from "@mailroom/test-support"
 import { Duration, Effect } from "effect"
 import { SesEmailProvider } from "../src/index.js"
-import { type Answer, accepted, closedPort, type Recorded, Stub, StubLive, sesError } from "./stub.js"
+import { type Answer, accepted, type Recorded, Stub, StubLive, sesError } from "./stub.js"
 
 const keyId = "AKIDSTUBEXAMPLE00001"
 const secret = "stub/Secret+Key/0123456789abcdefXYZ"
@@ -37,17 +38,16 @@ const options = (endpoint: string): SesEmailProvider.Options => ({
   secretAccessKey: secret
 })
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "sender@acme.example", name: "Acme" },
-  to: ["alice@example.com", "Bob@Example.com"],
-  cc: ["carol@example.com"],
-  bcc: ["dave@example.com"],
-  replyTo: [],
-  subject: "Your receipt",
-  text: "Thanks.",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({
+    from: { address: "sender@acme.example", name: "Acme" },
+    to: ["alice@example.com", "Bob@Example.com"],
+    cc: ["carol@example.com"],
+    bcc: ["dave@example.com"],
+    subject: "Your receipt",
+    text: "Thanks.",
+    ...parts
+  })
 
 /** Sends once through a provider built from options (as users build it) and returns its failure. */
 const failure = (answer: Answer | ((request: Recorded) => Answer), email: EmailProvider.OutboundEmail = message()) =>
@@ -393,7 +393,7 @@ describe("SES failures without an answer", () => {
   layer(StubLive, { timeout: 30_000, excludeTestServices: true })((it) => {
     it.effect("connection refused -> Unavailable, not sent (so retryable)", () =>
       Effect.gen(function* () {
-        const port = yield* closedPort
+        const port = yield* Effect.promise(refusedPort)
         const provider = yield* SesEmailProvider.make(options(`http://127.0.0.1:${port}`))
         const error = yield* Effect.flip(provider.send(message()))
         assert.strictEqual(error.reason._tag, "Unavailable")

@@ -92,15 +92,3 @@ export const StubLive: Layer.Layer<Stub> = Layer.effect(
     return stub
   })
 )
-
-/** A port on which nothing listens: bound, then released. */
-export const closedPort = Effect.promise(
-  () =>
-    new Promise<number>((resolve) => {
-      const s = createServer()
-      s.listen(0, "127.0.0.1", () => {
-        const { port } = s.address() as AddressInfo
-        s.close(() => resolve(port))
-      })
-    })
-)

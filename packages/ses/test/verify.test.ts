@@ -2,30 +2,13 @@
 // naming accessKeyId, and `verify` (readiness) asks SES with GetAccount, failing only for what would
 // fail a send: credentials SES refuses, or no SES to reach.
 import { assert, describe, it, layer } from "@effect/vitest"
-import { freePort } from "@mailroom/test-support"
+import { freePort, withoutAwsCredentials } from "@mailroom/test-support"
 import { Config, Effect, Redacted } from "effect"
 import { SesEmailProvider } from "../src/index.js"
 import { credentials, Emulator, EmulatorLive } from "./emulator.js"
 import { Stub, StubLive, sesError } from "./stub.js"
 
-/** Runs `effect` with the AWS SDK's chain empty: no variables, no profile files, no home directory. */
-const withoutCredentials = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const saved = { ...process.env }
-      for (const name of Object.keys(process.env)) if (name.startsWith("AWS_")) delete process.env[name]
-      process.env.AWS_CONFIG_FILE = "/nonexistent/mailroom-test/config"
-      process.env.AWS_SHARED_CREDENTIALS_FILE = "/nonexistent/mailroom-test/credentials"
-      process.env.HOME = "/nonexistent/mailroom-test"
-      return saved
-    }),
-    () => effect,
-    (saved) =>
-      Effect.sync(() => {
-        for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name]
-        Object.assign(process.env, saved)
-      })
-  )
+const withoutCredentials = withoutAwsCredentials
 
 describe("SesEmailProvider without credentials", () => {
   it.effect("make fails with a ConfigError naming accessKeyId when the SDK's chain finds none", () =>

@@ -21,7 +21,8 @@ export interface DkimOptions {
   readonly privateKey: Adapter.Secret
 }
 
-interface CommonOptions {
+/** The options a transporter built here and one of your own both take. */
+export interface CommonOptions {
   /** Sign every message with this key. Default: unsigned (a relay may sign for you). */
   readonly dkim?: DkimOptions
   /**
@@ -37,8 +38,8 @@ interface CommonOptions {
   readonly tagHeaders?: boolean
 }
 
-/** Connect to an SMTP server: nodemailer's own option names, durations as Effect reads them. */
-export interface ConnectionOptions extends CommonOptions {
+/** Where the SMTP server is and how to log in: nodemailer's own option names, durations as Effect reads them. */
+export interface ConnectionOptions {
   /** The server's host name or IP address. Required. */
   readonly host: string
   /** Default 587 (submission with STARTTLS), or 465 when `secure`. */
@@ -76,13 +77,16 @@ export interface ConnectionOptions extends CommonOptions {
   readonly maxMessages?: number
 }
 
-/** Use a nodemailer transporter built elsewhere (a proxy, OAuth2, a shared pool). It is not closed. */
-export interface TransportOptions extends CommonOptions {
-  readonly transport: Transporter<SentMessageInfo>
+/** What `layerConfig` reads: the provider keeps a pool of connections to the server. */
+export interface ConfigOptions extends CommonOptions, ConnectionOptions {}
+
+/** A nodemailer transporter of your own (a proxy, OAuth2, a shared pool). It is not closed. */
+export interface ClientOptions extends CommonOptions {
+  readonly client: Transporter<SentMessageInfo>
 }
 
 /** Everything the provider takes: where to connect, or a transporter of your own; DKIM, limits and tags either way. */
-export type Options = ConnectionOptions | TransportOptions
+export type Options = ConfigOptions | ClientOptions
 
 /** What an SMTP server accepts unless `Options.limits` says otherwise (a smaller EHLO `SIZE` is honoured too). */
 export const limits: EmailProvider.Limits = {
@@ -126,8 +130,8 @@ const messageIdOf = (info: SentMessageInfo, ours: string): string => info.server
 
 /** A pooled transporter, closed with the scope; or the one given, left open. */
 const transporterOf = (options: Options) =>
-  "transport" in options
-    ? Effect.succeed({ transport: options.transport, server: describe(options.transport), user: undefined })
+  "client" in options
+    ? Effect.succeed({ transport: options.client, server: describe(options.client), user: undefined })
     : Effect.flatMap(Check.connection(options), ({ settings, server, user }) =>
         Effect.map(
           Effect.acquireRelease(
@@ -192,7 +196,7 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
     // What readiness probes and the server's start-up ask: the options were checked above, so a
     // ConfigError cannot arise here; a transport of the caller's is asked through its own verify().
     const check: Effect.Effect<void, ProviderError.ProviderError> =
-      "transport" in options
+      "client" in options
         ? Effect.tryPromise({
             try: () => transport.verify(),
             catch: (error) => toProviderError(error, { server, user, sender: "", dataSent: false })
@@ -244,9 +248,9 @@ export const layer = (options: Options): Layer.Layer<EmailProvider.EmailProvider
 /**
  * As `layer`, with the options read from `Config`, e.g.
  * `layerConfig({ host: Config.String("SMTP_HOST"), auth: { user: Config.String("SMTP_USER"), pass: Config.Redacted("SMTP_PASS") } })`.
- * A transporter cannot come from `Config`, so only the connection options can.
+ * A transporter cannot come from `Config`, so only `ConfigOptions` can.
  */
 export const layerConfig = (
-  config: Config.Wrap<ConnectionOptions>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<EmailProvider.EmailProvider, Config.ConfigError> =>
   Layer.effect(EmailProvider.EmailProvider, Effect.flatMap(Config.unwrap(config), make))

@@ -2,7 +2,7 @@
 // on aiosmtpd, then what the message carries (custom headers, tags, inline parts, the envelope, DKIM).
 import { assert, describe, layer } from "@effect/vitest"
 import { EmailProvider } from "@mailroom/core"
-import { EmailProviderSuite } from "@mailroom/core/testing"
+import { EmailProviderSuite, outboundEmail } from "@mailroom/core/testing"
 import { Effect, Layer, Redacted } from "effect"
 import { SmtpEmailProvider } from "../src/index.js"
 import { AiosmtpdPeer } from "./support/Aiosmtpd.js"
@@ -11,7 +11,7 @@ import { SmtpPeer } from "./support/SmtpPeer.js"
 
 const key = dkimTestKey()
 
-const onSmtpPeer = (options: Partial<SmtpEmailProvider.ConnectionOptions> = {}) =>
+const onSmtpPeer = (options: Partial<SmtpEmailProvider.ConfigOptions> = {}) =>
   Layer.effect(
     EmailProvider.EmailProvider,
     SmtpPeer.use((peer) =>
@@ -46,17 +46,8 @@ EmailProviderSuite("smtp on aiosmtpd", {
     AiosmtpdPeer.use((peer) => Effect.promise(async () => toReceivedEmail(await peer.byMessageId(messageId))))
 })
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example", name: "Acme Billing" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your invoice",
-  text: "See attached.",
-  attachments: [],
-  ...parts
-})
+const message = (parts: Partial<EmailProvider.OutboundEmail> = {}) =>
+  outboundEmail({ from: { address: "billing@acme.example", name: "Acme Billing" }, ...parts })
 
 const unsubscribe = [
   {

@@ -4,23 +4,15 @@
 import { createServer, type Server, type Socket } from "node:net"
 import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
-import { type EmailProvider, Mailer, Mailroom, ObjectStore, Organizations, ProviderError } from "@mailroom/core"
+import { Mailer, Mailroom, ObjectStore, Organizations, ProviderError } from "@mailroom/core"
+import { outboundEmail } from "@mailroom/core/testing"
 import { type SelfSignedCertificate, selfSignedCertificate } from "@mailroom/test-support"
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { SmtpEmailProvider } from "../src/index.js"
 import * as SmtpPeer from "./support/SmtpPeer.js"
 
-const message: EmailProvider.OutboundEmail = {
-  from: { address: "billing@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your invoice",
-  text: "See attached.",
-  attachments: []
-}
+const message = outboundEmail()
 
 const password = "s3cret-Pa55word"
 
@@ -61,7 +53,7 @@ afterAll(async () => {
 })
 beforeEach(() => peer.reset())
 
-const sendWith = (options: SmtpEmailProvider.ConnectionOptions) =>
+const sendWith = (options: SmtpEmailProvider.ConfigOptions) =>
   Effect.scoped(Effect.flatMap(Effect.orDie(SmtpEmailProvider.make(options)), (provider) => provider.send(message)))
 
 /** One message through core's Mailer (three attempts allowed) to the server at `port`: the outcome. */

@@ -3,22 +3,13 @@
 // how many messages the server took.
 import { assert, describe, it, layer } from "@effect/vitest"
 import { EmailProvider, type ProviderError } from "@mailroom/core"
+import { outboundEmail } from "@mailroom/core/testing"
 import { freePort } from "@mailroom/test-support"
 import { Effect, Layer, Logger } from "effect"
 import { SmtpEmailProvider } from "../src/index.js"
 import { type Script, SmtpPeer } from "./support/SmtpPeer.js"
 
-const message = (parts: Partial<EmailProvider.OutboundEmail> = {}): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Your invoice",
-  text: "See attached.",
-  attachments: [],
-  ...parts
-})
+const message = outboundEmail
 
 const reply = (code: number, text: string) => ({ code, text })
 

@@ -2,7 +2,7 @@
 // primary refuses connections, then the issue's cases counted at both peers (smtp-server, scripted).
 import { assert, describe, it } from "@effect/vitest"
 import { EmailProvider, Mailer, Mailroom, MessageLog, ObjectStore, Organizations } from "@mailroom/core"
-import { EmailProviderSuite } from "@mailroom/core/testing"
+import { EmailProviderSuite, outboundEmail } from "@mailroom/core/testing"
 import { freePort } from "@mailroom/test-support"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
@@ -31,16 +31,7 @@ EmailProviderSuite("a failover of smtp (refusing connections) and smtp on aiosmt
     AiosmtpdPeer.use((peer) => Effect.promise(async () => toReceivedEmail(await peer.byMessageId(messageId))))
 })
 
-const message = (subject: string): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject,
-  text: "See attached.",
-  attachments: []
-})
+const message = (subject: string) => outboundEmail({ subject })
 
 let primary: SmtpPeer.Peer
 let secondary: SmtpPeer.Peer

@@ -2,6 +2,7 @@
 // before MAIL FROM, so not a byte of it is transferred. On smtp-server and on aiosmtpd.
 import { assert, describe, it } from "@effect/vitest"
 import type { EmailProvider } from "@mailroom/core"
+import { outboundEmail } from "@mailroom/core/testing"
 import { Effect } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { SmtpEmailProvider } from "../src/index.js"
@@ -9,16 +10,12 @@ import * as Aiosmtpd from "./support/Aiosmtpd.js"
 import { parseReceived } from "./support/received.js"
 import * as SmtpPeer from "./support/SmtpPeer.js"
 
-const message = (bytes: number): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject: "Sized",
-  text: "x",
-  attachments: [{ filename: "data.bin", contentType: "application/octet-stream", content: new Uint8Array(bytes) }]
-})
+const message = (bytes: number) =>
+  outboundEmail({
+    subject: "Sized",
+    text: "x",
+    attachments: [{ filename: "data.bin", contentType: "application/octet-stream", content: new Uint8Array(bytes) }]
+  })
 
 let strict: SmtpPeer.Peer
 let python: Aiosmtpd.Aiosmtpd

@@ -2,7 +2,7 @@
 // smtp-server and on aiosmtpd), AUTH only over TLS, and the clear refusals when TLS cannot be had.
 import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
-import type { EmailProvider } from "@mailroom/core"
+import { outboundEmail } from "@mailroom/core/testing"
 import { type SelfSignedCertificate, selfSignedCertificate } from "@mailroom/test-support"
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll } from "vitest"
@@ -11,16 +11,7 @@ import * as Aiosmtpd from "./support/Aiosmtpd.js"
 import { parseReceived } from "./support/received.js"
 import * as SmtpPeer from "./support/SmtpPeer.js"
 
-const message = (subject: string): EmailProvider.OutboundEmail => ({
-  from: { address: "billing@acme.example" },
-  to: ["alice@example.com"],
-  cc: [],
-  bcc: [],
-  replyTo: [],
-  subject,
-  text: "Over TLS.",
-  attachments: []
-})
+const message = (subject: string) => outboundEmail({ subject, text: "Over TLS." })
 
 const password = "correct horse battery staple"
 
@@ -49,7 +40,7 @@ afterAll(async () => {
 })
 
 /** Sends one message through a provider made for this test, closed after it. */
-const sendWith = (options: SmtpEmailProvider.ConnectionOptions, subject: string) =>
+const sendWith = (options: SmtpEmailProvider.ConfigOptions, subject: string) =>
   Effect.scoped(
     Effect.flatMap(Effect.orDie(SmtpEmailProvider.make(options)), (provider) => provider.send(message(subject)))
   )

@@ -8,8 +8,13 @@ import * as Changes from "./internal/changes.js"
 import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
 import { afterOf, keyOf, pageQuery } from "./internal/list.js"
 import { columns, eventsOf, type MessageRow, recordsOf } from "./internal/records.js"
+import * as Waiting from "./internal/waiting.js"
 
-export interface Options extends DatabaseOptions {}
+/** What `layerConfig` reads: the deadline of each operation. The client always comes from the context. */
+export interface ConfigOptions extends DatabaseOptions {}
+
+/** What `make` and `layer` take: the same. */
+export type Options = ConfigOptions
 
 /** The record with its history, if `organizationId` has it. */
 const find = ({ sql, run }: Database, organizationId: string, id: string) =>
@@ -57,13 +62,18 @@ const build = (db: Database): MessageLog.MessageLog =>
   MessageLog.MessageLog.of({
     accept: (message) => Changes.accept(db, message),
     settle: (id, outcome) => Changes.settle(db, id, outcome),
-    apply: (event) => Changes.apply(db, event),
+    apply: (event) => Effect.map(Changes.applyAll(db, [event]), (applied) => applied[0] as MessageLog.Applied),
+    applyAll: (events) => Changes.applyAll(db, events),
     find: (organizationId, id) => find(db, organizationId, id),
     list: (organizationId, query) => list(db, organizationId, query),
     resolve: (provider, providerMessageId) => resolve(db, provider, providerMessageId),
     claim: (id, at) => Changes.claim(db, id, at),
     cancel: (organizationId, id) => Changes.cancel(db, organizationId, id),
     reschedule: (organizationId, id, scheduledAt) => Changes.reschedule(db, organizationId, id, scheduledAt),
+    release: (id) => Changes.release(db, id),
+    due: (before, limit) => Waiting.due(db, before, limit),
+    stalled: (before, limit) => Waiting.stalled(db, before, limit),
+    backlog: (now) => Waiting.backlog(db, now),
     purge: (before) => Changes.purge(db, before)
   })
 
@@ -86,6 +96,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`, e.g. `layerConfig({ timeout: Config.Duration("DB_TIMEOUT") })`. */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<MessageLog.MessageLog, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient> =>
   Layer.effect(MessageLog.MessageLog, Effect.flatMap(Config.unwrap(config), make))

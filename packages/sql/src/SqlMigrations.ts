@@ -42,6 +42,11 @@ const messages = (key: string): ReadonlyArray<string> => [
   "CREATE INDEX mailroom_messages_by_age ON mailroom_messages (created_at)",
   `CREATE INDEX mailroom_messages_by_provider_id ON mailroom_messages (provider_message_id, provider)
     WHERE provider_message_id IS NOT NULL`,
+  ...recipients(key)
+]
+
+/** The tables of each message's recipients, tags and events, which go with it when it is purged. */
+const recipients = (key: string): ReadonlyArray<string> => [
   // `organization_id` and `created_at` are the message's, copied so that the `to` and `tag` filters
   // read one index in list order.
   `CREATE TABLE mailroom_message_recipients (
@@ -97,6 +102,17 @@ const messages = (key: string): ReadonlyArray<string> => [
     ON mailroom_suppressions (organization_id, reason, created_at, email)`
 ]
 
+/**
+ * What the scheduled sends read (`due`, `backlog`, `stalled`): indexes over the few rows that wait,
+ * partial so that the millions of settled messages cost them nothing.
+ */
+const queue = (): ReadonlyArray<string> => [
+  `CREATE INDEX mailroom_messages_scheduled ON mailroom_messages (scheduled_at, id)
+    WHERE status = 'scheduled'`,
+  `CREATE INDEX mailroom_message_recipients_sending ON mailroom_message_recipients (updated_at, message_id)
+    WHERE state = 'sending'`
+]
+
 const schema = (statements: (key: string) => ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -104,11 +120,11 @@ const schema = (statements: (key: string) => ReadonlyArray<string>) =>
     for (const statement of statements(key)) yield* sql.unsafe(statement).unprepared
   })
 
-const loader = Migrator.fromRecord({ "1_messages": schema(messages) })
+const loader = Migrator.fromRecord({ "1_messages": schema(messages), "2_queue": schema(queue) })
 
 /**
  * Applies every migration the database has not seen, in one transaction, and answers the ones it
- * applied (`[[1, "messages"]]`, or `[]` when the schema is current). Safe to run from several
+ * applied (`[[1, "messages"], [2, "queue"]]`, or `[]` when the schema is current). Safe to run from several
  * instances at once: PostgreSQL locks the migrations table meanwhile; on SQLite the transaction takes
  * the write lock when it begins (`BEGIN IMMEDIATE`), so another instance waits, then finds nothing to do.
  */

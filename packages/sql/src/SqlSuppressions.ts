@@ -6,11 +6,15 @@ import { Config, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
 
-export interface Options extends DatabaseOptions {}
+/** What `layerConfig` reads: the deadline of each operation. The client always comes from the context. */
+export interface ConfigOptions extends DatabaseOptions {}
+
+/** What `make` and `layer` take: the same. */
+export type Options = ConfigOptions
 
 const columns = "email, reason, created_at, message_id, detail"
 
-const build = ({ sql, run }: Database): Suppressions.Suppressions =>
+const build = ({ sql, read, run }: Database): Suppressions.Suppressions =>
   Suppressions.Suppressions.of({
     add: (organizationId, entries, now) => {
       // Normalised first, so that two spellings of one address in one call add it once.
@@ -74,10 +78,13 @@ const build = ({ sql, run }: Database): Suppressions.Suppressions =>
     check: (organizationId, emails) => {
       const wanted = [...new Set(emails.map(Suppressions.normalize))]
       if (wanted.length === 0) return Effect.succeed([])
+      // On every send: straight on the connection where the client offers it (see `Database.write`).
       return run(
         "checking suppressions",
-        sql<Suppressions.Suppression>`SELECT ${sql.literal(columns)} FROM mailroom_suppressions
-          WHERE organization_id = ${organizationId} AND email IN ${sql.in(wanted)}`
+        read((execute) =>
+          execute(sql<Suppressions.Suppression>`SELECT ${sql.literal(columns)} FROM mailroom_suppressions
+            WHERE organization_id = ${organizationId} AND email IN ${sql.in(wanted)}`)
+        )
       )
     }
   })
@@ -100,6 +107,6 @@ export const layer = (
 
 /** As `layer`, with the options read from `Config`. */
 export const layerConfig = (
-  config: Config.Wrap<Options>
+  config: Config.Wrap<ConfigOptions>
 ): Layer.Layer<Suppressions.Suppressions, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient> =>
   Layer.effect(Suppressions.Suppressions, Effect.flatMap(Config.unwrap(config), make))

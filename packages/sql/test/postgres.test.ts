@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { MailroomError, MessageLog, Suppressions } from "@mailroom/core"
-import { MessageLogSuite, newMessage, SuppressionsSuite } from "@mailroom/core/testing"
+import { expectConfigError, MessageLogSuite, newMessage, SuppressionsSuite } from "@mailroom/core/testing"
 import { startPostgresCluster } from "@mailroom/test-support"
 import { Config, ConfigProvider, Context, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -73,7 +73,10 @@ describe("SqlMessageLog on PostgreSQL, as a fleet runs it", () => {
           FROM mailroom_sql_migrations`
         assert.deepStrictEqual(
           recorded.map((r) => [r.migration_id, r.name]),
-          [[1, "messages"]]
+          [
+            [1, "messages"],
+            [2, "queue"]
+          ]
         )
         assert.deepStrictEqual(yield* Effect.provide(SqlMigrations.run, three), [], "later runs find it current")
         const others = yield* sql`SELECT 1 FROM information_schema.tables WHERE table_name = 'mailroom_migrations'`
@@ -139,20 +142,15 @@ describe("SqlMessageLog on PostgreSQL, as a fleet runs it", () => {
 
   it.live("a timeout that is no duration above zero is a ConfigError naming it, from layer and layerConfig", () =>
     Effect.gen(function* () {
-      const refusal = <A>(layer: Layer.Layer<A, Config.ConfigError | MailroomError.Unavailable, SqlClient.SqlClient>) =>
-        Effect.flip(Layer.build(Layer.provide(layer, client())))
-      for (const error of [
-        yield* refusal(SqlMessageLog.layer({ timeout: 0 })),
-        yield* refusal(SqlSuppressions.layer({ timeout: "soon" as never })),
-        yield* refusal(
-          SqlMessageLog.layerConfig({ timeout: Config.Duration("TIMEOUT") }).pipe(
-            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ TIMEOUT: "0 seconds" })))
-          )
-        )
-      ]) {
-        assert.strictEqual(error._tag, "ConfigError")
-        assert.include(error.message, "timeout")
-      }
+      yield* expectConfigError(Layer.provide(SqlMessageLog.layer({ timeout: 0 }), client()), "timeout")
+      yield* expectConfigError(Layer.provide(SqlSuppressions.layer({ timeout: "soon" as never }), client()), "timeout")
+      yield* expectConfigError(
+        SqlMessageLog.layerConfig({ timeout: Config.Duration("TIMEOUT") }).pipe(
+          Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ TIMEOUT: "0 seconds" }))),
+          Layer.provide(client())
+        ),
+        "timeout"
+      )
     }).pipe(Effect.scoped)
   )
 })

@@ -76,7 +76,10 @@ describe("SqlMessageLog on SQLite, as one machine runs it", () => {
               migration_id, name FROM mailroom_sql_migrations`
             assert.deepStrictEqual(
               recorded.map((r) => [r.migration_id, r.name]),
-              [[1, "messages"]]
+              [
+                [1, "messages"],
+                [2, "queue"]
+              ]
             )
             assert.deepStrictEqual(yield* Effect.provide(SqlMigrations.run, three.context), [])
           })

@@ -3,12 +3,15 @@
 // A SqlClient on Node's built-in node:sqlite (no native build): one connection per client, statements
 // serialised, WAL by default, a busy database waited for with Effect's sleep, never the event loop's.
 import { mkdirSync } from "node:fs"
-import { dirname } from "node:path"
-import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite"
+import { dirname, resolve } from "node:path"
+import type { DatabaseSync, StatementSync } from "node:sqlite"
 import type { Scope } from "effect"
-import { Cache, Cause, Config, Context, Duration, Effect, Layer, Schedule, Semaphore, Stream } from "effect"
+import { Cache, Cause, Config, Context, Duration, Effect, Layer, Semaphore, Stream } from "effect"
 import type { Reactivity } from "effect/reactivity"
-import { SqlClient as Client, SqlError as Errors, type SqlConnection, Statement } from "effect/sql"
+import { SqlClient as Client, type SqlError as Errors, type SqlConnection, Statement } from "effect/sql"
+import * as Checkpoints from "./internal/checkpoints.js"
+import * as Direct from "./internal/direct.js"
+import { attempt, bind, prepare, retryWhileBusy, toSqlError } from "./internal/statements.js"
 
 // Checked before node:sqlite is touched, so an older Node gets this message rather than a missing module.
 const loadNodeSqlite = () => {
@@ -54,6 +57,30 @@ export interface SqliteClient extends Client.SqlClient {
   readonly loadExtension: (path: string) => Effect.Effect<void, Errors.SqlError>
   /** Not supported by SQLite. */
   readonly updateValues: never
+  /**
+   * Runs `f` with the connection to itself, in one write transaction (`BEGIN IMMEDIATE`, committed when
+   * `f` succeeds, rolled back when it fails or is interrupted). Its statements run straight on
+   * node:sqlite, with no span, compilation or lease each: for a batch of short statements, where those
+   * cost more than SQLite does. Not within the client's own `withTransaction`, whose lease it waits for.
+   */
+  readonly directTransaction: <A, E, R>(
+    f: (connection: DirectConnection) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | Errors.SqlError, R>
+  /** Copies the WAL into the database file now (a PASSIVE checkpoint, in the background when it runs there). */
+  readonly checkpoint: Effect.Effect<Checkpoints.CheckpointResult, Errors.SqlError>
+  /** As `directTransaction`, outside a transaction: for reads. */
+  readonly direct: <A, E, R>(
+    f: (connection: DirectConnection) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | Errors.SqlError, R>
+}
+
+/** The connection `direct` and `directTransaction` hand over, usable only while their function runs. */
+export interface DirectConnection {
+  /** The rows of one statement, prepared once per SQL text, bound as the client binds; integers as numbers. */
+  readonly execute: <A extends object = Record<string, unknown>>(
+    sql: string,
+    params: ReadonlyArray<unknown>
+  ) => Effect.Effect<ReadonlyArray<A>, Errors.SqlError>
 }
 
 /** What a backup copied. */
@@ -77,6 +104,14 @@ export interface SqliteClientConfig {
   readonly prepareCacheTTL?: Duration.Input | undefined
   /** Keep SQLite's rollback journal instead of switching the file to WAL. Default `false`. */
   readonly disableWAL?: boolean | undefined
+  /**
+   * Where the WAL is copied into the database file: `"background"`, a worker thread with its own
+   * connection, asked every 100 commits of `directTransaction` (SQLite's own checkpoint stays, at
+   * 4000 pages, for a log that grows faster); or `"inline"`, SQLite's own checkpoint (every 1000
+   * pages), on the thread that commits, two fsyncs and the copy blocking the event loop. Default
+   * `"background"` for a file in WAL mode.
+   */
+  readonly walCheckpoint?: "background" | "inline" | undefined
   /**
    * How long a statement waits for another connection's write lock before failing with a
    * `LockTimeoutError`. Default 5 seconds. Waited with Effect's `sleep`, so the event loop keeps running.
@@ -106,8 +141,17 @@ export const make = (
     const whileBusy = retryWhileBusy(options.busyTimeout ?? Duration.seconds(5))
     const db = yield* attempt("open", "Failed to open database", () => open(options))
     yield* Effect.addFinalizer(() => Effect.sync(() => db.isOpen && db.close()))
-    if (options.readonly !== true && options.disableWAL !== true) {
+    const wal = options.readonly !== true && options.disableWAL !== true
+    if (wal) {
       yield* whileBusy(attempt("open", "Failed to switch to WAL", () => db.exec("PRAGMA journal_mode = WAL")))
+    }
+    const checkpoints =
+      wal && isFile(options.filename) && options.walCheckpoint !== "inline"
+        ? Checkpoints.make(resolve(options.filename), 100)
+        : undefined
+    if (checkpoints !== undefined) {
+      yield* attempt("open", "Failed to set wal_autocheckpoint", () => db.exec("PRAGMA wal_autocheckpoint = 4000"))
+      yield* Effect.addFinalizer(() => Effect.promise(checkpoints.close))
     }
     const connection = yield* makeConnection(db, options, whileBusy)
     const semaphore = yield* Semaphore.make(1)
@@ -135,7 +179,15 @@ export const make = (
       [TypeId]: TypeId,
       config: options,
       backup: (destination: string) => leased((c) => c.backup(destination)),
-      loadExtension: (path: string) => leased((c) => c.loadExtension(path))
+      loadExtension: (path: string) => leased((c) => c.loadExtension(path)),
+      checkpoint:
+        checkpoints === undefined
+          ? leased(() => inlineCheckpoint(db))
+          : Effect.tryPromise({
+              try: checkpoints.now,
+              catch: (cause) => toSqlError(cause, "checkpoint", "Failed to checkpoint the WAL")
+            }),
+      ...Direct.make(db, semaphore, whileBusy, checkpoints?.committed)
     }) as SqliteClient
   })
 
@@ -257,9 +309,17 @@ const stream = (
     })
   )
 
+const isFile = (filename: string) => filename !== "" && filename !== ":memory:" && !filename.startsWith("file:")
+
+const inlineCheckpoint = (db: DatabaseSync) =>
+  attempt("checkpoint", "Failed to checkpoint the WAL", () => {
+    const row = db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get() as { log: number; checkpointed: number }
+    return { log: row.log, checkpointed: row.checkpointed }
+  })
+
 const open = (options: SqliteClientConfig) => {
   const { filename } = options
-  if (options.readonly !== true && filename !== "" && filename !== ":memory:" && !filename.startsWith("file:")) {
+  if (options.readonly !== true && isFile(filename)) {
     mkdirSync(dirname(filename), { recursive: true })
   }
   return new sqlite.DatabaseSync(filename, {
@@ -267,64 +327,4 @@ const open = (options: SqliteClientConfig) => {
     enableForeignKeyConstraints: true,
     allowExtension: true
   })
-}
-
-// node:sqlite compiles the first statement of a string and silently drops the rest: refuse instead.
-const prepare = (db: DatabaseSync, sql: string) => {
-  const statement = db.prepare(sql)
-  const rest = sql.startsWith(statement.sourceSQL) ? sql.slice(statement.sourceSQL.length) : ""
-  if (!/^(?:\s|;|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/.test(rest)) {
-    throw new Error("node:sqlite runs one statement per query: split the SQL, one statement per query")
-  }
-  return statement
-}
-
-// Positional parameters after an empty named-parameter object: node:sqlite would otherwise read an
-// object in first place (a Date, say) as named parameters and bind NULL. node:sqlite binds every number
-// as REAL (42 reads back as "42.0" in text and JSON); whole numbers go in as INTEGER, as other drivers
-// bind them. Booleans become 1 and 0, undefined NULL.
-const bind = (params: ReadonlyArray<unknown>): Array<SQLInputValue> =>
-  params.map((value) => {
-    switch (typeof value) {
-      case "number":
-        return Number.isSafeInteger(value) ? BigInt(value) : value
-      case "boolean":
-        return value ? 1n : 0n
-      case "undefined":
-        return null
-      default:
-        return value as SQLInputValue
-    }
-  })
-
-const attempt = <A>(operation: string, message: string, f: () => A): Effect.Effect<A, Errors.SqlError> =>
-  Effect.try({ try: f, catch: (cause) => toSqlError(cause, operation, message) })
-
-const toSqlError = (cause: unknown, operation: string, message: string) => {
-  // classifySqliteError reads SQLite's result code from `errno`; node:sqlite names it `errcode`.
-  if (typeof cause === "object" && cause !== null && "errcode" in cause && !("errno" in cause)) {
-    Object.assign(cause, { errno: cause.errcode })
-  }
-  const detail = cause instanceof Error ? `: ${cause.message}` : ""
-  return new Errors.SqlError({
-    reason: Errors.classifySqliteError(cause, { message: `${message}${detail}`, operation })
-  })
-}
-
-// SQLITE_BUSY is retried, as SQLite's own busy handler would, but after an Effect sleep: node:sqlite's
-// busy_timeout would block the thread, and with it the other client in this process holding the lock.
-// SQLITE_BUSY_SNAPSHOT (517) is left alone: only a new transaction gets past it. The retry machinery is
-// entered only once a statement has failed busy: a statement that succeeds (nearly all) pays nothing.
-const isBusy = (error: Errors.SqlError) => {
-  const code = (error.reason.cause as { readonly errcode?: unknown } | undefined)?.errcode
-  return typeof code === "number" && (code & 0xff) === 5 && code !== 517
-}
-
-const retryWhileBusy = (timeout: Duration.Input) => {
-  const schedule = Schedule.max([
-    Schedule.min([Schedule.exponential("1 millis"), Schedule.spaced("50 millis")]),
-    Schedule.during(timeout)
-  ])
-  return <A>(effect: Effect.Effect<A, Errors.SqlError>): Effect.Effect<A, Errors.SqlError> =>
-    Effect.catchIf(effect, isBusy, () => Effect.retry(effect, { schedule, while: isBusy }))
 }

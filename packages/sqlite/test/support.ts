@@ -35,7 +35,10 @@ export interface Child {
 export const child = (args: ReadonlyArray<string>, nodeOptions: ReadonlyArray<string> = []) =>
   Effect.gen(function* () {
     const script = new URL("./fixtures/child.ts", import.meta.url).pathname
-    const proc = spawn(process.execPath, [...nodeOptions, script, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    const hooks = new URL("./fixtures/sourceImports.ts", import.meta.url).pathname
+    const proc = spawn(process.execPath, ["--import", hooks, ...nodeOptions, script, ...args], {
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     yield* Scope.addFinalizer(
       yield* Effect.scope,
       Effect.sync(() => proc.exitCode === null && proc.kill("SIGKILL"))

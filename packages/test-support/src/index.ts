@@ -1,3 +1,4 @@
+export { type EnvironmentChanges, withEnvironment, withoutAwsCredentials } from "./environment.ts"
 export { type MountedFlow, type MountedFlowOptions, mountedFlow, mountedFlowFile } from "./mountedFlow.ts"
 export {
   type Fault,
@@ -11,6 +12,7 @@ export {
   tlsServer,
   unresolvableHost
 } from "./networkFaults.ts"
+export { type Peer, type PeerOptions, scopedPeer, spawnPeer } from "./peer.ts"
 export { freePort } from "./ports.ts"
 export {
   type Cluster as PostgresCluster,
@@ -19,5 +21,13 @@ export {
 } from "./postgres.ts"
 export { type RedisServer, startRedisServer } from "./redis.ts"
 export { type SmallDisk, smallDisk } from "./smallDisk.ts"
+export {
+  type Answer,
+  type RecordedRequest,
+  type StandInFault,
+  type StandInServer,
+  type StandInServerOptions,
+  startStandIn
+} from "./standIn.ts"
 export { scopedTempDir, type TempDir, tempDir } from "./tempDir.ts"
 export { type SelfSignedCertificate, selfSignedCertificate } from "./tls.ts"

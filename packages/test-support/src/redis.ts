@@ -1,10 +1,10 @@
 // A real redis-server (Debian's `redis-server`) on 127.0.0.1 for tests: a free port, a temporary
 // directory, nothing persisted.
-import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { createConnection } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import { type Peer, spawnPeer } from "./peer.ts"
 import { freePort } from "./ports.ts"
 
 export interface RedisServer {
@@ -34,53 +34,26 @@ const answers = (port: number) =>
     socket.once("connect", () => socket.write("PING\r\n"))
   })
 
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise<void>((resolve) => child.once("exit", () => resolve()))
-
 export const startRedisServer = async (): Promise<RedisServer> => {
   const dir = await mkdtemp(path.join(tmpdir(), "mailroom-redis-"))
   const port = await freePort()
-  let child: ChildProcess | undefined
-  let output = ""
+  let peer: Peer | undefined
 
   const start = async () => {
-    output = ""
-    const process = spawn(
-      "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"],
-      { stdio: ["ignore", "pipe", "pipe"] }
-    )
-    child = process
-    process.stdout?.on("data", (data: Buffer) => (output += data.toString()))
-    process.stderr?.on("data", (data: Buffer) => (output += data.toString()))
-    const spawnError = new Promise<never>((_, reject) =>
-      process.once("error", (error) =>
-        reject(new Error(`redis-server could not be started (is it installed?): ${error.message}`))
-      )
-    )
-    const deadline = Date.now() + 10_000
-    const ready = (async () => {
-      while (!(await answers(port))) {
-        if (process.exitCode !== null) throw new Error(`redis-server exited at start:\n${output}`)
-        if (Date.now() > deadline)
-          throw new Error(`redis-server did not answer on port ${port} within 10 s:\n${output}`)
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
-    })()
-    await Promise.race([ready, spawnError])
+    peer = await spawnPeer({
+      name: "redis-server",
+      command: "redis-server",
+      args: ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"],
+      packages: ["redis-server"],
+      ready: () => answers(port),
+      timeout: 10_000
+    })
   }
 
   const stop = async () => {
-    const current = child
-    if (current === undefined) return
-    child = undefined
-    if (current.exitCode !== null || current.signalCode !== null) return
-    current.kill("SIGTERM")
-    const killer = setTimeout(() => current.kill("SIGKILL"), 5000)
-    await exited(current)
-    clearTimeout(killer)
+    const current = peer
+    peer = undefined
+    await current?.stop()
   }
 
   await start()

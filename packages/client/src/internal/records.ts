@@ -1,5 +1,5 @@
-// The client's reads of message records and its calls on the suppression list: one request each, and
-// the lists as async iterators that fetch the next page only when the loop asks for it.
+// The client's reads of message records, its calls on a scheduled message and on the suppression list:
+// one request each, and the lists as async iterators that fetch the next page only when the loop asks.
 import type { Emails, RequestOptions, Suppressions } from "../MailroomClient.js"
 import type { Answer } from "./transport.js"
 import type * as Wire from "./wire.js"
@@ -43,8 +43,11 @@ export interface Dependencies {
 }
 
 export const make = ({ baseUrl, call, withApiKey }: Dependencies) => {
-  const get = async (url: string, what: string, options: RequestOptions) =>
-    (await call<never>("GET", url, withApiKey(what), undefined, options)).value
+  /** One call with the API key: its body's value (a scheduled message's cancel and reschedule too). */
+  const one = async (method: string, url: string, what: string, options: RequestOptions, body?: unknown) =>
+    (await call<never>(method, url, withApiKey(what), body, options)).value
+  const get = (url: string, what: string, options: RequestOptions) => one("GET", url, what, options)
+  const emailUrl = (id: string) => `${baseUrl}/emails/${encodeURIComponent(id)}`
 
   const emailsPage: Emails["listPage"] = (query = {}, options = {}) =>
     get(`${baseUrl}/emails${queryOf(query)}`, "emails.list", options)
@@ -52,8 +55,12 @@ export const make = ({ baseUrl, call, withApiKey }: Dependencies) => {
   const suppressionsPage: Suppressions["listPage"] = (query = {}, options = {}) =>
     get(`${baseUrl}/suppressions${queryOf(query)}`, "suppressions.list", options)
 
-  const emails: Omit<Emails, "send"> = {
-    get: (id, options = {}) => get(`${baseUrl}/emails/${encodeURIComponent(id)}`, "emails.get", options),
+  const emails: Omit<Emails, "send" | "sendBatch"> = {
+    get: (id, options = {}) => get(emailUrl(id), "emails.get", options),
+    cancel: (id, options = {}) => one("POST", `${emailUrl(id)}/cancel`, "emails.cancel", options),
+    // A Date is sent as JSON writes it: its toISOString().
+    reschedule: (id, at, options = {}) =>
+      one("PATCH", emailUrl(id), "emails.reschedule", options, { scheduled_at: at }),
     list: (query = {}, options = {}) => pagesFrom((q) => emailsPage(q, options), query),
     listPage: emailsPage
   }

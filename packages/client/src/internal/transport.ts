@@ -1,19 +1,6 @@
 // One HTTP exchange with a timeout, turned into a success or one of the client's errors, and
 // repeated while the error is retryable: bounded attempts, exponential backoff with jitter, Retry-After.
-import {
-  type ApiErrorDetails,
-  AuthenticationError,
-  ConflictError,
-  ForbiddenError,
-  InternalServerError,
-  MailroomApiError,
-  NotFoundError,
-  PayloadTooLargeError,
-  RateLimitError,
-  ServiceUnavailableError,
-  UnprocessableError,
-  ValidationError
-} from "../MailroomApiError.js"
+import { type ApiErrorDetails, fromDetails, MailroomApiError } from "../MailroomApiError.js"
 import { type ConnectionFailure, MailroomConnectionError } from "../MailroomConnectionError.js"
 import { transportFailure } from "./transportFailure.js"
 
@@ -48,23 +35,6 @@ export interface Answer<A> {
   readonly status: number
   readonly headers: Headers
 }
-
-const byStatus: Readonly<Record<number, new (details: ApiErrorDetails) => MailroomApiError>> = {
-  400: ValidationError,
-  401: AuthenticationError,
-  403: ForbiddenError,
-  404: NotFoundError,
-  409: ConflictError,
-  413: PayloadTooLargeError,
-  422: UnprocessableError,
-  429: RateLimitError,
-  500: InternalServerError,
-  503: ServiceUnavailableError
-}
-
-/** The error class for a status; other statuses (405, 415, a proxy's 502) are a plain MailroomApiError. */
-const fromDetails = (details: ApiErrorDetails): MailroomApiError =>
-  new (byStatus[details.status] ?? MailroomApiError)(details)
 
 const sleep = (ms: number, signal: AbortSignal | undefined) =>
   new Promise<void>((resolve, reject) => {

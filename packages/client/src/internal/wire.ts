@@ -31,6 +31,8 @@ export interface SendEmailRequest {
   readonly headers?: { readonly [name: string]: string }
   /** RFC 8058 one-click unsubscribe: `List-Unsubscribe` and `List-Unsubscribe-Post`. */
   readonly unsubscribe?: { readonly url: string; readonly mailto?: string }
+  /** Send later: RFC 3339 with an offset, 1 second to 30 days ahead. */
+  readonly scheduled_at?: string
 }
 
 export interface SendEmailResponse {
@@ -41,6 +43,45 @@ export interface SendEmailResponse {
   readonly attachments: ReadonlyArray<string>
   /** The recipients dropped because they are suppressed; absent when none was. */
   readonly suppressed?: ReadonlyArray<string>
+}
+
+/** The 202 of a scheduled send; also what a reschedule answers. */
+export interface ScheduledEmailResponse {
+  readonly message_id: string
+  readonly status: "scheduled"
+  /** UTC, to the millisecond. */
+  readonly scheduled_at: string
+  /** The recipients dropped because they are suppressed; absent when none was. */
+  readonly suppressed?: ReadonlyArray<string>
+}
+
+export interface RescheduleRequest {
+  readonly scheduled_at: string
+}
+
+export interface CancelResponse {
+  readonly message_id: string
+  readonly status: "cancelled"
+}
+
+/** An item of a batch that was sent, or scheduled. */
+export interface BatchAccepted {
+  readonly index: number
+  readonly message_id: string
+  readonly status: "sent" | "scheduled"
+  readonly scheduled_at?: string
+  readonly suppressed?: ReadonlyArray<string>
+}
+
+/** An item of a batch that was not: one message per problem, each naming its field. */
+export interface BatchRefused {
+  readonly index: number
+  readonly errors: ReadonlyArray<string>
+}
+
+export interface SendBatchResponse {
+  readonly data: ReadonlyArray<BatchAccepted>
+  readonly errors: ReadonlyArray<BatchRefused>
 }
 
 export interface PresignRequest {

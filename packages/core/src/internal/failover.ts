@@ -2,10 +2,10 @@
 // the current one certainly did not take it, with a circuit breaker (Effect's CircuitBreaker) per provider.
 import { type Config, Duration, Effect, Exit, type Scope } from "effect"
 import { CircuitBreaker } from "effect/persistence"
-import * as Adapter from "../adapter.js"
 import type { EmailProvider, Limits, OutboundEmail, SendResult } from "../EmailProvider.js"
 import * as MailroomMetrics from "../MailroomMetrics.js"
 import { ProviderError, type Reason, Unavailable } from "../ProviderError.js"
+import { duration, invalidOption, positiveInteger } from "./options.js"
 
 /** The circuit each provider of a failover has: when it stops being called, and when it is tried again. */
 export interface CircuitOptions {
@@ -23,6 +23,7 @@ export interface CircuitOptions {
   readonly openDuration?: Duration.Input
 }
 
+/** How `failover` trips and tries again each provider's circuit. */
 export interface FailoverOptions {
   readonly circuit?: CircuitOptions
 }
@@ -105,7 +106,7 @@ const checkNames = (providers: ReadonlyArray<EmailProvider>) => {
   for (const [i, provider] of providers.entries()) {
     if (seen.has(provider.name)) {
       return Effect.fail(
-        Adapter.invalidOption(
+        invalidOption(
           ["providers", i, "name"],
           `two providers are named "${provider.name}": name them apart ({ ...provider, name: "${provider.name}-backup" }), so that records and metrics say which one sent`
         )
@@ -119,8 +120,8 @@ const checkNames = (providers: ReadonlyArray<EmailProvider>) => {
 /** One breaker for the chain, each provider under its own key, on Effect's memory store. */
 const circuitBreaker = (options: CircuitOptions = {}) =>
   Effect.gen(function* () {
-    const failures = yield* Adapter.positiveInteger(["circuit", "failures"], options.failures ?? 5)
-    const openDuration = yield* Adapter.duration(["circuit", "openDuration"], options.openDuration ?? "30 seconds")
+    const failures = yield* positiveInteger(["circuit", "failures"], options.failures ?? 5)
+    const openDuration = yield* duration(["circuit", "openDuration"], options.openDuration ?? "30 seconds")
     return yield* CircuitBreaker.make({
       tripPolicy: CircuitBreaker.consecutive(failures),
       openDuration,
@@ -166,6 +167,7 @@ const exhausted = (answers: ReadonlyArray<Answer>) => {
       })
 }
 
+/** One provider from several, tried in order: the next one takes a message the one before certainly did not send. */
 export const failover = (
   providers: readonly [EmailProvider, ...Array<EmailProvider>],
   options: FailoverOptions = {}

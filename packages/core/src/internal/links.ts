@@ -2,6 +2,7 @@
 // then each http(s) URL of the text part. Hand-written rather than an HTML parser, so that core keeps
 // no parser dependency for a test helper: one forward pass with indexOf, linear in the input.
 
+/** A link of a message: its URL, the text a reader sees, and the part it is in. */
 export interface Link {
   readonly url: string
   /** What the reader sees: the anchor's text (or its image's alt); the URL itself in the text part. */

@@ -66,6 +66,21 @@ export const make = (): MessageLog => {
     entry.record = { ...entry.record, ...extra, recipients, status: statusOf(recipients) }
   }
 
+  const applyOne = (event: MailEvent.MailEvent): Applied => {
+    const entry = entries.get(event.message_id)
+    if (entry === undefined || entry.record.organization_id !== event.organization_id) {
+      return { applied: false, found: false, tags: [] }
+    }
+    if (applied.has(event.id)) return { applied: false, found: true, tags: entry.record.tags }
+    applied.add(event.id)
+    entry.events.push(timelineOf(event))
+    entry.events.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at))
+    const last = entry.events[entry.events.length - 1]
+    const lastEvent = last === undefined ? null : { type: last.type, occurred_at: last.occurred_at }
+    update(entry, afterEvent(entry.record.recipients, event) ?? entry.record.recipients, { last_event: lastEvent })
+    return { applied: true, found: true, tags: entry.record.tags }
+  }
+
   const changeScheduled = (
     organizationId: string,
     id: string,
@@ -113,9 +128,10 @@ export const make = (): MessageLog => {
     settle: (id, outcome) =>
       Effect.map(now, (at) => {
         const entry = entries.get(id)
-        if (entry === undefined) return
+        // Answered once: a late second answer (a send recovered meanwhile) changes nothing.
+        if (entry === undefined || entry.record.provider !== null) return
         const recipients = entry.record.recipients.map((r) => {
-          const to = settled(r.state, outcome)
+          const to = settled(r.state, outcome, r.email)
           return to === undefined ? r : { ...r, state: to, updated_at: at }
         })
         if (outcome._tag === "Sent") byProvider.set(`${outcome.provider}\n${outcome.providerMessageId}`, id)
@@ -126,21 +142,8 @@ export const make = (): MessageLog => {
         })
         entry.request = undefined
       }),
-    apply: (event) =>
-      Effect.sync((): Applied => {
-        const entry = entries.get(event.message_id)
-        if (entry === undefined || entry.record.organization_id !== event.organization_id) {
-          return { applied: false, tags: [] }
-        }
-        if (applied.has(event.id)) return { applied: false, tags: entry.record.tags }
-        applied.add(event.id)
-        entry.events.push(timelineOf(event))
-        entry.events.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at))
-        const last = entry.events[entry.events.length - 1]
-        const lastEvent = last === undefined ? null : { type: last.type, occurred_at: last.occurred_at }
-        update(entry, afterEvent(entry.record.recipients, event) ?? entry.record.recipients, { last_event: lastEvent })
-        return { applied: true, tags: entry.record.tags }
-      }),
+    apply: (event) => Effect.sync(() => applyOne(event)),
+    applyAll: (events) => Effect.sync(() => events.map(applyOne)),
     find: (organizationId, id) =>
       Effect.sync((): EmailDetail | undefined => {
         const entry = entries.get(id)
@@ -200,6 +203,53 @@ export const make = (): MessageLog => {
     reschedule: (organizationId, id, scheduledAt) =>
       changeScheduled(organizationId, id, (entry) => {
         entry.record = { ...entry.record, scheduled_at: scheduledAt }
+      }),
+    release: (id) =>
+      Effect.map(now, (at) => {
+        const entry = entries.get(id)
+        if (entry === undefined || entry.request === undefined || entry.record.status !== "sending") return false
+        const recipients = entry.record.recipients.map((r) =>
+          r.state === "sending" ? { ...r, state: "scheduled" as const, updated_at: at } : r
+        )
+        update(entry, recipients)
+        return true
+      }),
+    due: (before, limit) =>
+      Effect.sync(() =>
+        [...entries.values()]
+          .flatMap(({ record }) =>
+            record.status === "scheduled" && record.scheduled_at !== null && record.scheduled_at <= before
+              ? [{ id: record.id, organizationId: record.organization_id, scheduledAt: record.scheduled_at }]
+              : []
+          )
+          .sort((a, b) => a.scheduledAt.localeCompare(b.scheduledAt) || a.id.localeCompare(b.id))
+          .slice(0, limit)
+      ),
+    stalled: (before, limit) =>
+      Effect.sync(() =>
+        [...entries.values()]
+          .flatMap(({ record }) => {
+            const since = record.recipients
+              .filter((r) => r.state === "sending")
+              .reduce<string | undefined>((a, r) => (a === undefined || r.updated_at < a ? r.updated_at : a), undefined)
+            return since !== undefined && since < before ? [{ id: record.id, since }] : []
+          })
+          .sort((a, b) => a.since.localeCompare(b.since) || a.id.localeCompare(b.id))
+          .slice(0, limit)
+          .map((s) => s.id)
+      ),
+    backlog: (at) =>
+      Effect.sync(() => {
+        let scheduled = 0
+        let oldestDue: string | null = null
+        for (const { record } of entries.values()) {
+          if (record.status !== "scheduled" || record.scheduled_at === null) continue
+          scheduled++
+          if (record.scheduled_at <= at && (oldestDue === null || record.scheduled_at < oldestDue)) {
+            oldestDue = record.scheduled_at
+          }
+        }
+        return { scheduled, oldestDue }
       }),
     purge: (before) =>
       Effect.sync(() => {

@@ -1,8 +1,8 @@
 // The message log's retention sweep: records older than the retention are purged once at start and then
 // periodically, so a log never grows without bound; suppressions are never touched.
 import { Clock, type Config, Duration, Effect, Schedule, type Scope } from "effect"
-import { duration } from "../adapter.js"
 import type { MessageLog } from "../MessageLog.js"
+import { duration } from "./options.js"
 
 export interface RetentionOptions {
   readonly retention: Duration.Input

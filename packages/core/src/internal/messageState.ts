@@ -42,9 +42,13 @@ const eventState: Readonly<Partial<Record<MailEvent.Type, State>>> = {
   failed: "failed"
 }
 
-/** Where the provider's answer takes a recipient: only one still `sending` moves (an event may have come first). */
-export const settled = (from: State, outcome: Outcome): State | undefined => {
+/**
+ * Where the provider's answer takes a recipient: only one still `sending` moves (an event may have
+ * come first); `email`, when the outcome names it as suppressed, to `suppressed`.
+ */
+export const settled = (from: State, outcome: Outcome, email?: string): State | undefined => {
   if (from !== "sending") return undefined
+  if (email !== undefined && outcome.suppressed?.includes(email)) return "suppressed"
   return outcome._tag === "Sent" ? "sent" : outcome._tag === "Failed" ? "failed" : "unknown"
 }
 

@@ -2,7 +2,9 @@
 // read's limit are errors of their own; every other failure is an `ObjectStoreError` whose `reason`
 // says what happened and whether trying again can help. Re-exported by ObjectStore.
 import { Data } from "effect"
+import { guard, ReasonError, reasonOf, TaggedReason } from "./reasonError.js"
 
+/** What `head` answers of an object: its size and content type. */
 export interface ObjectInfo {
   readonly size: number
   readonly contentType: string
@@ -33,54 +35,36 @@ export class ObjectTooLarge extends Data.TaggedError("ObjectTooLarge")<{
 }
 
 /** The store refused the credentials or their policy (a 403, a file the process may not read). */
-export class AccessDenied extends Data.TaggedClass("AccessDenied")<{
+export class AccessDenied extends TaggedReason("AccessDenied", false)<{
   readonly message: string
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
 /** The store could not be reached or failed (a timeout, a 5xx, a full disk): worth trying again. */
-export class Unavailable extends Data.TaggedClass("Unavailable")<{
+export class Unavailable extends TaggedReason("Unavailable", true)<{
   readonly message: string
-}> {
-  readonly isRetryable = true
-}
+}> {}
 
 /** Anything the adapter could not classify (a missing bucket, an answer it cannot read). Not retried. */
-export class Unknown extends Data.TaggedClass("Unknown")<{
+export class Unknown extends TaggedReason("Unknown", false)<{
   readonly message: string
-}> {
-  readonly isRetryable = false
-}
+}> {}
 
+/** Why a store refused or failed. */
 export type Reason = AccessDenied | Unavailable | Unknown
 
-const TypeId = Symbol.for("@mailroom/core/ObjectStoreError")
-
 /** The store refused or failed; `reason` says how, `cause` keeps the vendor's own error. */
-export class ObjectStoreError extends Data.TaggedError("ObjectStoreError")<{
+export class ObjectStoreError extends ReasonError("ObjectStoreError")<{
   /** The store that answered: "s3", "gcs", "disk", "memory". */
   readonly store: string
   readonly reason: Reason
   readonly cause?: unknown
-}> {
-  readonly [TypeId] = TypeId
+}> {}
 
-  override get message(): string {
-    return this.reason.message
-  }
-
-  get isRetryable(): boolean {
-    return this.reason.isRetryable
-  }
-}
-
-const reasons = { AccessDenied, Unavailable, Unknown } as const
+const reason = reasonOf({ AccessDenied, Unavailable, Unknown })
 
 /** An ObjectStoreError with a reason of `tag`, as stores build their failures (`EventSource.refusal`'s twin). */
 export const failure = (store: string, tag: Reason["_tag"], message: string, cause?: unknown): ObjectStoreError =>
-  new ObjectStoreError({ store, reason: new reasons[tag]({ message }), ...(cause === undefined ? {} : { cause }) })
+  new ObjectStoreError({ store, reason: reason(tag, message), ...(cause === undefined ? {} : { cause }) })
 
 /** True for an ObjectStoreError from any copy of this package (safer than `instanceof` across duplicates). */
-export const isObjectStoreError = (u: unknown): u is ObjectStoreError =>
-  typeof u === "object" && u !== null && TypeId in u
+export const isObjectStoreError = guard<ObjectStoreError>("ObjectStoreError")

@@ -13,13 +13,20 @@ import { isOwnKey } from "./tenancy.js"
 type Request = InProcessSendRequest
 
 export interface Budget {
-  /** Attachment bytes sends may hold in memory at once. */
+  /** Bytes sends may hold in memory at once for their attachments: each file and its base64 (`heldFor`). */
   readonly bytes: number
   /** How long a send waits, in all, for room in the budget. */
   readonly wait: Duration.Duration
 }
 
 const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
+
+/**
+ * What a file of `bytes` costs a send in memory: its bytes, and their base64 in the message or the
+ * request the provider builds (about 2.35 times the file). The outbox composes the message in one
+ * buffer of its exact size; SES's SDK encodes the file into its JSON request.
+ */
+export const heldFor = (bytes: number): number => bytes + base64Length(bytes)
 const encoder = new TextEncoder()
 /** Counted, not encoded: a body is measured on every send with attachments. */
 const utf8Length = (s: string | undefined) => (s === undefined ? 0 : Buffer.byteLength(s, "utf8"))
@@ -71,7 +78,8 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
 
   /**
    * Every validation problem of a request that fails anyway, in the order they have always been
-   * reported: sizes come from `head`, since no byte of this message will be sent.
+   * reported: sizes come from `head`, since no byte of this message will be sent (now). Answers what
+   * `head` said of each file, for a request without problems (a scheduled one).
    */
   const report = (request: Request, problems: ReturnType<typeof staticProblems>) =>
     Effect.gen(function* () {
@@ -95,6 +103,7 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
       })
       if (size > limits.maxMessageBytes) errors.push(tooLarge(size, limits.maxMessageBytes))
       if (errors.length > 0) return yield* new ValidationError({ errors })
+      return infos
     })
 
   /**
@@ -138,7 +147,7 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
       const given = attachments.map((a) => (a.content === undefined ? undefined : contentOf(a.content)))
       let size = utf8Length(request.body.html) + utf8Length(request.body.text)
       for (const content of given) if (content !== undefined) size += base64Length(content.byteLength)
-      yield* hold(given.reduce((sum, c) => sum + (c?.byteLength ?? 0), 0))
+      yield* hold(given.reduce((sum, c) => sum + (c === undefined ? 0 : heldFor(c.byteLength)), 0))
       const allowance = limits.maxMessageBytes - size
       // The largest file whose base64 still fits beside the rest of the message.
       const maxBytes = allowance < 0 ? -1 : 3 * Math.floor(allowance / 4)
@@ -159,7 +168,7 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
                   doomed = true
                   return Effect.fail(new Unread({ info }))
                 }
-                return hold(info.size)
+                return hold(heldFor(info.size))
               }
             })
             .pipe(

@@ -3,9 +3,11 @@
 import { Exit } from "effect"
 import type { OutboundAttachment, SendResult } from "../EmailProvider.js"
 import type { NewMessage, Outcome } from "../MessageLog.js"
+import type { ObjectInfo } from "../ObjectStore.js"
 import type { ProviderError } from "../ProviderError.js"
 import type { InProcessSendRequest } from "../Wire.js"
 import { normalizeAddress } from "./address.js"
+import { sanitizeFilename } from "./filename.js"
 
 type Request = InProcessSendRequest
 
@@ -29,6 +31,33 @@ export const withoutSuppressed = (request: Request, suppressed: ReadonlySet<stri
   return { to: keep(request.to), cc: keep(request.cc), bcc: keep(request.bcc), suppressed: [...dropped] }
 }
 
+/** An attachment as its record keeps it: what was sent, or (scheduled) what `head` found. */
+export interface AttachmentFacts {
+  readonly filename: string
+  readonly contentType: string
+  readonly size: number
+  readonly contentId?: string
+}
+
+/** The facts of an attachment that was loaded to be sent. */
+export const loadedAttachment = (a: OutboundAttachment): AttachmentFacts => ({
+  filename: a.filename,
+  contentType: a.contentType,
+  size: a.content.byteLength,
+  ...(a.contentId === undefined ? {} : { contentId: a.contentId })
+})
+
+/** The facts of a stored file of a scheduled message, as `head` found it; it is read when the message leaves. */
+export const storedAttachment = (
+  a: Request["attachments"] extends ReadonlyArray<infer A> | undefined ? A : never,
+  info: ObjectInfo | undefined
+): AttachmentFacts => ({
+  filename: sanitizeFilename(a.filename),
+  contentType: a.content_type ?? (info?.contentType || "application/octet-stream"),
+  size: info?.size ?? 0,
+  ...(a.content_id === undefined ? {} : { contentId: a.content_id })
+})
+
 const utf8Length = (s: string | undefined) => (s === undefined ? 0 : Buffer.byteLength(s, "utf8"))
 
 /** The record of a message about to be sent: every recipient of the request, suppressed ones as such. */
@@ -38,7 +67,7 @@ export const newMessage = (options: {
   readonly createdAt: string
   readonly request: Request
   readonly addressed: Addressed
-  readonly attachments: ReadonlyArray<OutboundAttachment>
+  readonly attachments: ReadonlyArray<AttachmentFacts>
   readonly idempotencyKey: string | undefined
   readonly scheduledAt?: string
   readonly stored?: string
@@ -63,7 +92,7 @@ export const newMessage = (options: {
       return {
         filename: a.filename,
         content_type: a.contentType,
-        size: a.content.byteLength,
+        size: a.size,
         ...(key === undefined ? {} : { key }),
         ...(a.contentId === undefined ? {} : { content_id: a.contentId })
       }

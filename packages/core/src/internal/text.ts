@@ -1,5 +1,5 @@
-// The text rules of the wire schemas as plain predicates: Wire's schema checks and the one-pass
-// decode of the common send (sendDecode.ts) both use these, so the two cannot drift apart.
+// The text rules of the wire schemas as plain predicates, which Wire's schema checks (and the
+// requests' other checks) call: one definition of a blank, a line break or a MIME type.
 
 /** Unicode characters, as JSON Schema's minLength and maxLength count them (not UTF-16 units). */
 export const atMostCharacters = (s: string, max: number) => {

@@ -7,6 +7,11 @@ import type * as MailEvent from "../MailEvent.js"
 type Headers = Readonly<Record<string, string>>
 
 export interface EventSourceProbe {
+  /** The request as `@mailroom/http` hands it over: its events, or the refusal as the Effect's error. */
+  readonly receive: (
+    body: unknown,
+    headers?: Headers
+  ) => Effect.Effect<ReadonlyArray<MailEvent.Unrouted>, EventSourceError>
   /** The events of a request the source accepts; rejects when it refuses. */
   readonly events: (body: unknown, headers?: Headers) => Promise<ReadonlyArray<MailEvent.Unrouted>>
   /** The error of a request the source refuses; rejects when it accepts. */
@@ -19,22 +24,19 @@ export const probeEventSource = (source: EventSource, headers: Headers = {}): Ev
     const header = (name: string) => given[name]
     // As @mailroom/http does: the headers first, the body only when they do not refuse.
     const check = source.checkHeaders?.(header) ?? "unverified"
-    return Effect.runPromise(
-      Effect.exit(
-        typeof check === "string"
-          ? source.receive({ header, body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body)) })
-          : Effect.fail(check)
-      )
-    )
+    return typeof check === "string"
+      ? source.receive({ header, body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body)) })
+      : Effect.fail(check)
   }
   return {
+    receive,
     events: async (body, given) => {
-      const exit = await receive(body, given)
+      const exit = await Effect.runPromise(Effect.exit(receive(body, given)))
       if (Exit.isFailure(exit)) throw new Error(`refused: ${String(exit.cause)}`)
       return exit.value
     },
     refusal: async (body, given) => {
-      const exit = await receive(body, given)
+      const exit = await Effect.runPromise(Effect.exit(receive(body, given)))
       if (Exit.isSuccess(exit)) throw new Error("the request was accepted")
       const reason = exit.cause.reasons[0]
       if (reason === undefined || !("error" in reason)) throw new Error(`not a refusal: ${String(exit.cause)}`)

@@ -10,6 +10,7 @@ import * as Mailroom from "../Mailroom.js"
 import * as ObjectStore from "../ObjectStore.js"
 import * as Organizations from "../Organizations.js"
 
+/** A link of a message: its URL, the text a reader sees, and the part it is in. */
 export type { Link } from "../internal/links.js"
 
 /** A message the application sent, as the provider received it. */
@@ -33,6 +34,7 @@ export interface TestEmail {
   readonly sentAt: Date
 }
 
+/** What `awaitEmail` waits for, and how long. */
 export interface AwaitEmail {
   /** A recipient (to, cc or bcc), compared without case. */
   readonly to: string
@@ -132,6 +134,7 @@ export const makeInbox = (): TestInbox & {
   }
 }
 
+/** The one organisation `MailroomTest.layer` sets up, and its provider's behaviour. */
 export interface Options {
   /** The domains the application sends from (its one organisation's). Default `["example.com"]`. */
   readonly domains?: ReadonlyArray<string>

@@ -6,6 +6,8 @@ import { Context, Effect, Layer } from "effect"
 import * as MailEvent from "../MailEvent.js"
 import { isValidationError } from "../MailroomError.js"
 import { type EmailRecord, MessageLog, makeId, type NewMessage, type State } from "../MessageLog.js"
+import { applyAllCases } from "./messageLogApplyCases.js"
+import { waitingCases } from "./messageLogWaiting.js"
 
 export interface MessageLogSuiteOptions {
   /** Builds the log. Records of a shared database may outlive a run: the suite uses fresh organisations. */
@@ -155,7 +157,7 @@ export const MessageLogSuite = (name: string, options: MessageLogSuiteOptions): 
           yield* accept(message)
           yield* sent(message.id)
           const applied = yield* apply(eventOf(message, "delivered", "alice@example.com", at(1)))
-          assert.deepStrictEqual(applied, { applied: true, tags: message.tags })
+          assert.deepStrictEqual(applied, { applied: true, found: true, tags: message.tags })
           let record = yield* find(message.organizationId, message.id)
           assert.deepStrictEqual(
             record?.recipients.map((r) => r.state),
@@ -275,18 +277,32 @@ export const MessageLogSuite = (name: string, options: MessageLogSuiteOptions): 
         })
       )
 
-      it.effect("an event of a message the log does not keep is not applied", () =>
+      it.effect("an event of a message the log does not keep is not applied, and says it was not found", () =>
         Effect.gen(function* () {
           const org = fresh()
           const applied = yield* apply(
             eventOf({ id: makeId(), organizationId: org }, "delivered", "a@b.example", at(1))
           )
-          assert.deepStrictEqual(applied, { applied: false, tags: [] })
+          assert.deepStrictEqual(applied, { applied: false, found: false, tags: [] })
+          // Named by the provider's id, as an event without mailroom's own id names it: not found either.
+          const message = newMessage(org)
+          yield* accept(message)
+          yield* sent(message.id, `pm-${message.id}`)
+          const byProviderId = yield* apply(
+            eventOf({ id: `pm-${message.id}`, organizationId: org }, "delivered", "alice@example.com", at(2))
+          )
+          assert.deepStrictEqual(byProviderId, { applied: false, found: false, tags: [] })
+          const redelivered = eventOf(message, "delivered", "alice@example.com", at(3))
+          yield* apply(redelivered)
+          assert.deepStrictEqual(yield* apply(redelivered), { applied: false, found: true, tags: message.tags })
         })
       )
 
+      applyAllCases({ it, fresh, accept, find, at, eventOf, newMessage })
+
       listCases(it, fresh, accept, sent)
       scheduleCases(it, fresh, accept, find)
+      waitingCases(it, fresh, accept, newMessage)
 
       it.effect("purge deletes the records created before a time, with their history", () =>
         Effect.gen(function* () {

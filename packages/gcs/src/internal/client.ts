@@ -5,7 +5,7 @@ import { createPrivateKey, type KeyObject } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { Storage } from "@google-cloud/storage"
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Duration, Effect } from "effect"
+import { type Config, Effect } from "effect"
 import { GoogleAuth, JWT } from "google-auth-library"
 
 /** A service account whose private key is at hand: it signs URLs in process and the SDK's requests. */
@@ -113,9 +113,6 @@ export const makeClient = (
     : Effect.fail(Adapter.invalidOption("apiEndpoint", "must be an http(s) URL, such as http://127.0.0.1:9199"))
 }
 
-/** How long the default chain may look (its metadata-server probe included) before make gives up. */
-const chainDeadline = Duration.seconds(5)
-
 /**
  * With neither a key file nor inline credentials, the SDK's default chain: resolved once here, so a
  * machine without credentials fails at start-up naming the option. The SDK would otherwise go on
@@ -124,19 +121,8 @@ const chainDeadline = Duration.seconds(5)
 export const defaultCredentials = (client: Storage): Effect.Effect<void, Config.ConfigError> =>
   client.customEndpoint
     ? Effect.void
-    : Effect.tryPromise({
-        try: () => client.authClient.getClient(),
-        catch: (error) => (error instanceof Error ? error.message : String(error))
-      }).pipe(
-        Effect.timeoutOrElse({
-          duration: chainDeadline,
-          orElse: () => Effect.fail(`the chain found none within ${Duration.format(chainDeadline)}`)
-        }),
-        Effect.mapError((cause) =>
-          Adapter.invalidOption(
-            "keyFilename",
-            `no Google Cloud credentials were found: set keyFilename (or credentials) to a service-account key, or GOOGLE_APPLICATION_CREDENTIALS, or run where Google's metadata server provides them (${cause})`
-          )
-        ),
-        Effect.asVoid
+    : Adapter.credentialsFromChain(
+        () => client.authClient.getClient(),
+        "keyFilename",
+        "no Google Cloud credentials were found: set keyFilename (or credentials) to a service-account key, or GOOGLE_APPLICATION_CREDENTIALS, or run where Google's metadata server provides them"
       )

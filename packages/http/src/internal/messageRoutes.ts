@@ -1,19 +1,68 @@
-// The routes of the message records and suppressions (DESIGN section 7), in the base variant only:
-// each a thin call to core's Messages for the caller's organisation, which decodes and decides.
-import { Messages, Wire } from "@mailroom/core"
+// The routes of the message records, scheduled sends, batches and suppressions (DESIGN section 7), in
+// the base variant only: each a thin call to core's Messages or Mailer, which decodes and decides.
+import { Mailer, Messages, Wire } from "@mailroom/core"
 import { Effect } from "effect"
 import { pathSegment, singleQuery } from "./query.js"
 import { ok } from "./responses.js"
 import type { Route } from "./router.js"
 
 const messages = Messages.Messages
+const mailer = Mailer.Mailer
+
+/** `Idempotent-Replayed: true` on an answer replayed under its Idempotency-Key. */
+const replayedHeader = (replayed: boolean): Record<string, string> =>
+  replayed ? { "idempotent-replayed": "true" } : {}
 
 // The query parameters are the fields of core's query schemas, so the two cannot drift apart.
 const listEmailsNames = Object.keys(Wire.ListEmailsQuery.fields)
 const listSuppressionsNames = Object.keys(Wire.ListSuppressionsQuery.fields)
 
-/** The routes at fixed paths: `GET /emails`, `GET /suppressions`, `POST /suppressions`. */
+/** The routes at fixed paths: `POST|GET /emails`, `POST /emails/batch`, `GET /suppressions`, `POST /suppressions`. */
 export const exact = (basePath: string): ReadonlyArray<readonly [string, Route]> => [
+  [
+    `${basePath}/emails`,
+    {
+      method: "POST",
+      variant: "emails",
+      auth: "apiKey",
+      body: "json",
+      // The hot path of the API: plain steps, no generator.
+      run: ({ request, principal, body }) =>
+        Effect.flatMap(mailer, (m) => {
+          const idempotencyKey = request.header("idempotency-key")
+          return Effect.map(
+            m.send(
+              principal,
+              body as typeof Wire.SendEmailRequest.Encoded,
+              idempotencyKey === undefined ? {} : { idempotencyKey }
+            ),
+            // 202: a scheduled message is accepted, not sent.
+            ({ response, replayed }) => ok("status" in response ? 202 : 201, response, replayedHeader(replayed))
+          )
+        })
+    }
+  ],
+  [
+    `${basePath}/emails/batch`,
+    {
+      method: "POST",
+      variant: "emails",
+      auth: "apiKey",
+      body: "batch",
+      // 200 when any item was accepted; 400 with the same per-item body when none was.
+      run: ({ request, principal, body }) =>
+        Effect.gen(function* () {
+          yield* singleQuery(request.query, [])
+          const idempotencyKey = request.header("idempotency-key")
+          const { response, replayed } = yield* (yield* mailer).sendBatch(
+            principal,
+            body,
+            idempotencyKey === undefined ? {} : { idempotencyKey }
+          )
+          return ok(response.data.length > 0 ? 200 : 400, response, replayedHeader(replayed))
+        })
+    }
+  ],
   [
     `${basePath}/emails`,
     {
@@ -61,18 +110,39 @@ export const exact = (basePath: string): ReadonlyArray<readonly [string, Route]>
   ]
 ]
 
-/** Routes whose last path segment is a parameter: `{prefix}{name}`. */
+/** Routes with one path segment a parameter: `{prefix}{name}{suffix}`. */
 export interface Pattern {
   readonly prefix: string
+  /** What follows the parameter (`/cancel`); empty when it is the last segment. */
+  readonly suffix: string
   /** The path as the OpenAPI document writes it, for spans and logs: never the caller's value. */
   readonly template: string
   readonly routes: ReadonlyArray<Route>
 }
 
-/** `GET /emails/{id}` and `DELETE /suppressions/{email}`. */
+/** `GET|PATCH /emails/{id}`, `POST /emails/{id}/cancel` and `DELETE /suppressions/{email}`. */
 export const patterns = (basePath: string): ReadonlyArray<Pattern> => [
   {
     prefix: `${basePath}/emails/`,
+    suffix: "/cancel",
+    template: `${basePath}/emails/{id}/cancel`,
+    routes: [
+      {
+        method: "POST",
+        variant: "emails",
+        auth: "apiKey",
+        run: ({ request, principal, param }) =>
+          Effect.gen(function* () {
+            yield* singleQuery(request.query, [])
+            const id = yield* pathSegment(param ?? "", "id")
+            return ok(200, yield* (yield* mailer).cancel(principal, id))
+          })
+      }
+    ]
+  },
+  {
+    prefix: `${basePath}/emails/`,
+    suffix: "",
     template: `${basePath}/emails/{id}`,
     routes: [
       {
@@ -85,11 +155,24 @@ export const patterns = (basePath: string): ReadonlyArray<Pattern> => [
             const id = yield* pathSegment(param ?? "", "id")
             return ok(200, yield* (yield* messages).get(principal, id))
           })
+      },
+      {
+        method: "PATCH",
+        variant: "emails",
+        auth: "apiKey",
+        body: "json",
+        run: ({ request, principal, param, body }) =>
+          Effect.gen(function* () {
+            yield* singleQuery(request.query, [])
+            const id = yield* pathSegment(param ?? "", "id")
+            return ok(200, yield* (yield* mailer).reschedule(principal, id, body as never))
+          })
       }
     ]
   },
   {
     prefix: `${basePath}/suppressions/`,
+    suffix: "",
     template: `${basePath}/suppressions/{email}`,
     routes: [
       {
@@ -113,10 +196,11 @@ export const match = (
   pathname: string
 ): { readonly pattern: Pattern; readonly param: string } | undefined => {
   for (const pattern of all) {
-    const { prefix } = pattern
-    if (pathname.length > prefix.length && pathname.startsWith(prefix) && !pathname.includes("/", prefix.length)) {
-      return { pattern, param: pathname.slice(prefix.length) }
-    }
+    const { prefix, suffix } = pattern
+    if (pathname.length <= prefix.length + suffix.length || !pathname.startsWith(prefix)) continue
+    if (!pathname.endsWith(suffix)) continue
+    const param = pathname.slice(prefix.length, pathname.length - suffix.length)
+    if (!param.includes("/")) return { pattern, param }
   }
   return undefined
 }

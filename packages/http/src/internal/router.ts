@@ -2,7 +2,15 @@
 // Web handlers answer byte for byte alike.
 
 import { isUtf8 } from "node:buffer"
-import { Attachments, type EventSource, MailEvents, Mailer, type Messages, Organizations, Wire } from "@mailroom/core"
+import {
+  Attachments,
+  type EventSource,
+  MailEvents,
+  type Mailer,
+  type Messages,
+  Organizations,
+  Wire
+} from "@mailroom/core"
 import { withSpan } from "@mailroom/core/adapter"
 import { Cause, Duration, Effect, Exit } from "effect"
 import * as StoreRoutes from "../StoreRoutes.js"
@@ -53,6 +61,8 @@ export interface Options {
   readonly v1BasePath?: string
   /** Largest JSON body accepted, in bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number
+  /** Largest body of `POST /emails/batch` (up to 100 messages), in bytes. Default ten times `maxBodyBytes` (10 MiB). */
+  readonly maxBatchBodyBytes?: number
   /** Where the causes of 5xx answers go, one line per request. Default: console.error. Never given a credential. */
   readonly logError?: (message: string) => void
   /**
@@ -82,8 +92,11 @@ export interface Route {
   readonly method: string
   readonly variant: Variant
   readonly auth?: Credential
-  /** The body, parsed as JSON, read once the credential is known good (webhooks read their own). */
-  readonly body?: "json"
+  /**
+   * The body, parsed as JSON, read once the credential is known good (webhooks read their own);
+   * `batch` allows `maxBatchBodyBytes`.
+   */
+  readonly body?: "json" | "batch"
   readonly run: (context: Context) => Effect.Effect<Outgoing, unknown, Services>
 }
 
@@ -120,21 +133,6 @@ const routes = (
   const table = new Map<string, Array<Route>>()
   const add = (path: string, route: Route) => table.set(path, [...(table.get(path) ?? []), route])
 
-  add(`${basePath}/emails`, {
-    method: "POST",
-    variant: "emails",
-    auth: "apiKey",
-    body: "json",
-    // The hot path of the API: plain steps, no generator.
-    run: ({ request, principal, body }) =>
-      Effect.flatMap(Mailer.Mailer, (mailer) => {
-        const idempotencyKey = request.header("idempotency-key")
-        return Effect.map(
-          mailer.send(principal, body as never, idempotencyKey === undefined ? {} : { idempotencyKey }),
-          ({ response, replayed }) => ok(201, response, replayed ? { "idempotent-replayed": "true" } : {})
-        )
-      })
-  })
   for (const [path, route] of MessageRoutes.exact(basePath)) add(path, route)
   const presign = (variant: Variant, auth: Credential): Route => ({
     method: "POST",
@@ -222,6 +220,7 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   const basePath = trimSlash(options.basePath)
   const v1BasePath = trimSlash(options.v1BasePath ?? options.basePath)
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
+  const maxBatchBodyBytes = options.maxBatchBodyBytes ?? 10 * maxBodyBytes
   const logError = options.logError ?? ((message: string) => console.error(message))
   const webhookBody = makeWebhookBody(
     {
@@ -272,12 +271,16 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
   }
 
   /** The JSON body, or the answer that refuses it. */
-  const readJson = async (request: Incoming, variant: Variant): Promise<Outgoing | { readonly value: unknown }> => {
+  const readJson = async (
+    request: Incoming,
+    variant: Variant,
+    limit = maxBodyBytes
+  ): Promise<Outgoing | { readonly value: unknown }> => {
     const type = request.header("content-type") ?? ""
     if (!/^application\/json\s*(;|$)/i.test(type)) {
       return failure(variant, 415, ["Content-Type must be application/json"])
     }
-    const read = await readBytes(request, variant)
+    const read = await readBytes(request, variant, limit)
     if ("status" in read) return read
     const { bytes } = read
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -315,7 +318,12 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
         : Effect.flatMap(Organizations.Organizations, (organizations) => organizations.authenticate(given))
     // Read only once the credential is known good, so an unknown caller cannot make the server wait
     // for or buffer a body; read inside the effect, so each request enters the runtime once.
-    const read = route.body === "json" ? Effect.promise(() => readJson(request, route.variant)) : undefined
+    const read =
+      route.body === undefined
+        ? undefined
+        : Effect.promise(() =>
+            readJson(request, route.variant, route.body === "batch" ? maxBatchBodyBytes : maxBodyBytes)
+          )
     const answered = Effect.flatMap(authenticated, (principal) =>
       read === undefined
         ? route.run({ request, principal, body: undefined, param })

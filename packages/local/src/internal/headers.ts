@@ -3,24 +3,11 @@
 import type { EmailProvider } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 
-/** Each tag is written as `X-Mailroom-Tag-{name}: {value}` (and kept exactly in the sidecar). */
+/** Each tag is written as `X-Mailroom-Tag-{name}: {value}`, the name in the case it was given. */
 export const tagHeaderPrefix = "X-Mailroom-Tag-"
 
 /** What SES sets itself and refuses as a custom header; the outbox refuses them too. */
-export const forbiddenHeaders = [
-  "BCC",
-  "CC",
-  "Content-Disposition",
-  "Content-Type",
-  "Date",
-  "From",
-  "Message-ID",
-  "MIME-Version",
-  "Reply-To",
-  "Return-Path",
-  "Subject",
-  "To"
-]
+export const forbiddenHeaders = Adapter.structuralHeaders
 
 // RFC 5322: a field name is printable ASCII without ":"; no line may pass 998 characters, so a run
 // without whitespace (where no fold can go) must fit one line beside the fold's leading space.

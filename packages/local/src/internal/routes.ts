@@ -1,7 +1,8 @@
 // What serves the disk store's signed URLs over HTTP: a PUT streams the body into place within the
 // limits the URL was signed for, a GET streams the object back; every refusal is JSON `{message}`.
+import type { KeyObject } from "node:crypto"
+import type { StoreRoutes } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import type * as StoreRoutes from "@mailroom/http/StoreRoutes"
 import { Duration } from "effect"
 import * as Errors from "./errors.js"
 import * as Signing from "./signing.js"
@@ -9,7 +10,7 @@ import * as Storage from "./storage.js"
 import * as Transfers from "./transfers.js"
 
 export interface Settings {
-  readonly secret: string
+  readonly secret: KeyObject
   readonly pathPrefix: string
   readonly maxUploadBytes: number
   readonly tmpDir: string

@@ -1,6 +1,6 @@
 // The signatures of the disk store's URLs: HMAC-SHA256 over everything the URL grants, compared in
 // constant time.
-import { createHmac } from "node:crypto"
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { constantTimeEqual } from "@mailroom/core/adapter"
 
 /** What a URL grants; absent fields are signed as absent, so a bound field cannot be dropped. */
@@ -26,9 +26,15 @@ const payloadOf = (grant: Grant) =>
     grant.expires
   ])
 
-export const sign = (secret: string, grant: Grant): string =>
+/**
+ * The signing secret as a KeyObject, made once: given a string, `createHmac` makes one per call, which
+ * costs several times the HMAC itself (a presign spent a third of its time there).
+ */
+export const keyOf = (secret: string): KeyObject => createSecretKey(Buffer.from(secret, "utf8"))
+
+export const sign = (secret: KeyObject, grant: Grant): string =>
   createHmac("sha256", secret).update(payloadOf(grant)).digest("hex")
 
-export const verify = (secret: string, grant: Grant, signature: string): boolean => {
+export const verify = (secret: KeyObject, grant: Grant, signature: string): boolean => {
   return constantTimeEqual(Buffer.from(signature, "utf8"), Buffer.from(sign(secret, grant), "utf8"))
 }

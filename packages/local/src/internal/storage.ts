@@ -1,7 +1,7 @@
 // The disk format of the local store: one file per object, a one-line JSON header then the raw
 // bytes, written to a temporary file and renamed into place so a replacement is atomic.
 import { randomUUID } from "node:crypto"
-import { readdirSync, rmSync, statSync } from "node:fs"
+import { closeSync, constants, open as fsOpen, write as fsWrite, readdirSync, rmSync, statSync } from "node:fs"
 import { type FileHandle, mkdir, open, rename, rm, rmdir } from "node:fs/promises"
 import * as path from "node:path"
 
@@ -191,34 +191,40 @@ export const pruneEmptyParents = async (root: string, file: string): Promise<voi
   }
 }
 
-/**
- * Writes each file's content to a temporary file in `tmpDir` (same file system), makes them all
- * durable at once, then renames them into place in the order given: a reader that sees a file sees
- * every one before it, each complete. Every file is written before any is flushed, so that their
- * flushes, issued together, can be served by one journal commit instead of one each. `tmpDir` must exist.
- */
-export const writeFilesAtomic = async (
-  tmpDir: string,
-  files: ReadonlyArray<{ readonly target: string; readonly content: Uint8Array }>
-): Promise<void> => {
-  const temporaries = files.map(({ target }) => path.join(tmpDir, `.${path.basename(target)}.${randomUUID()}.tmp`))
-  const handles: Array<FileHandle> = []
-  try {
-    await Promise.all(
-      files.map(async ({ content }, i) => {
-        const handle = await open(temporaries[i] as string, "wx")
-        handles.push(handle)
-        await handle.writeFile(content)
-      })
+const { O_CREAT, O_DSYNC, O_EXCL, O_WRONLY } = constants
+const openForDurableWrite = (file: string) =>
+  new Promise<number>((resolve, reject) =>
+    fsOpen(file, O_WRONLY | O_CREAT | O_EXCL | O_DSYNC, 0o666, (error, fd) => (error ? reject(error) : resolve(fd)))
+  )
+const writeAll = async (fd: number, content: Uint8Array) => {
+  for (let offset = 0; offset < content.byteLength; ) {
+    offset += await new Promise<number>((resolve, reject) =>
+      fsWrite(fd, content, offset, content.byteLength - offset, offset, (error, written) =>
+        error ? reject(error) : resolve(written)
+      )
     )
-    // fdatasync flushes a new file's bytes and the size that reads them back: all a rename needs to
-    // never expose a partial file (only its times are left to the kernel).
-    await Promise.all(handles.map((handle) => handle.datasync()))
-    await Promise.all(handles.splice(0).map((handle) => handle.close()))
-    for (const [i, { target }] of files.entries()) await rename(temporaries[i] as string, target)
+  }
+}
+
+/**
+ * Writes `content` to a temporary file in `tmpDir` (same file system) opened with `O_DSYNC`, so the
+ * write returns once the bytes and the size that reads them back are on disk (what a write then an
+ * fdatasync give, in one call), then renames it to `target`: a reader never sees it partial. `tmpDir`
+ * must exist. Three calls on the thread pool (open, write, rename); the close, which never waits
+ * for the disk, is made in place.
+ */
+export const writeFileDurably = async (tmpDir: string, target: string, content: Uint8Array): Promise<void> => {
+  const temporary = path.join(tmpDir, `.${path.basename(target)}.${randomUUID()}.tmp`)
+  const fd = await openForDurableWrite(temporary)
+  try {
+    try {
+      await writeAll(fd, content)
+    } finally {
+      closeSync(fd)
+    }
+    await rename(temporary, target)
   } catch (error) {
-    await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)))
-    await Promise.all(temporaries.map((file) => rm(file, { force: true })))
+    await rm(temporary, { force: true })
     throw error
   }
 }

@@ -2,9 +2,40 @@
 // per request), routed by the `mailroom-org` field of the send's Metadata and named by its
 // `mailroom-message` field.
 import { MailEvent, Simulator } from "@mailroom/core"
+import { Exit, Schema, SchemaIssue } from "effect"
 
-type Record_ = Readonly<Record<string, unknown>>
+const text = Schema.optionalKey(Schema.NullOr(Schema.String))
 
+/**
+ * What mailroom reads of a webhook record, as Postmark documents each field's type (other fields, and
+ * the records' own, are let be and kept as `raw`). A field of another type is a malformed record.
+ */
+const WebhookRecord = Schema.Struct({
+  RecordType: Schema.String.annotate({ message: "missing" }).pipe(Schema.annotateKey({ messageMissingKey: "missing" })),
+  MessageID: text,
+  Metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
+  Recipient: text,
+  Email: text,
+  OriginalLink: text,
+  Type: text,
+  Details: text,
+  Description: text,
+  ID: Schema.optionalKey(Schema.Unknown),
+  // Times as Postmark writes them; MailEvent.instant reads what it can and falls back to the receipt.
+  DeliveredAt: Schema.optionalKey(Schema.Unknown),
+  ReceivedAt: Schema.optionalKey(Schema.Unknown),
+  ChangedAt: Schema.optionalKey(Schema.Unknown),
+  BouncedAt: Schema.optionalKey(Schema.Unknown),
+  SuppressSending: Schema.optionalKey(Schema.Unknown),
+  SuppressionReason: Schema.optionalKey(Schema.Unknown)
+})
+
+type WebhookRecord = typeof WebhookRecord.Type
+
+const decodeRecord = Schema.decodeUnknownExit(WebhookRecord)
+const issues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** A string field's value, an empty one (or null) read as absent, as Postmark sends none. */
 const string = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined)
 
 /**
@@ -39,25 +70,40 @@ export type Translation =
   | { readonly ignored: string }
   | { readonly malformed: string }
 
+/** The field of each record type's time; a bounce and a complaint have `BouncedAt`. */
+const timeFields: Readonly<Partial<Record<string, "DeliveredAt" | "ReceivedAt" | "ChangedAt">>> = {
+  Delivery: "DeliveredAt",
+  Open: "ReceivedAt",
+  Click: "ReceivedAt",
+  SubscriptionChange: "ChangedAt"
+}
+
+/** The record, or what is wrong with it. */
+const decode = (body: unknown): { readonly record: WebhookRecord } | { readonly malformed: string } => {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return { malformed: "not a JSON object" }
+  const decoded = decodeRecord(body)
+  if (Exit.isSuccess(decoded)) {
+    return decoded.value.RecordType === "" ? { malformed: "RecordType: missing" } : { record: decoded.value }
+  }
+  const error = decoded.cause.reasons.find((reason) => reason._tag === "Fail")
+  const first = error === undefined ? undefined : issues(error.error.issue).issues[0]
+  return { malformed: first === undefined ? "not a webhook record" : `${String(first.path?.[0])}: ${first.message}` }
+}
+
 /** The events of one webhook body. */
 export const translate = (body: unknown, receivedAt: Date): Translation => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return { malformed: "not a JSON object" }
-  const record = body as Record_
-  const recordType = string(record.RecordType)
-  if (recordType === undefined) return { malformed: "RecordType: missing" }
-  const metadata = typeof record.Metadata === "object" && record.Metadata !== null ? (record.Metadata as Record_) : {}
+  const decoded = decode(body)
+  if ("malformed" in decoded) return decoded
+  const { record } = decoded
+  const recordType = record.RecordType
+  const metadata = record.Metadata ?? {}
   const organizationId = string(metadata[MailEvent.organizationKey])
   // Mailroom's id when the send carried it; an older message keeps Postmark's MessageID, which the
   // message log resolves through the provider's id it recorded.
   const ownMessageId = string(metadata[MailEvent.messageKey])
   // Delivery, Open, Click and SubscriptionChange name the recipient `Recipient`; Bounce and SpamComplaint `Email`.
   const recipientField = recordType === "Bounce" || recordType === "SpamComplaint" ? "Email" : "Recipient"
-  const timeField = {
-    Delivery: "DeliveredAt",
-    Open: "ReceivedAt",
-    Click: "ReceivedAt",
-    SubscriptionChange: "ChangedAt"
-  }[recordType]
+  const timeField = timeFields[recordType]
   const messageId = string(record.MessageID)
   const recipient = string(record[recipientField])
 
@@ -79,7 +125,8 @@ export const translate = (body: unknown, receivedAt: Date): Translation => {
           recipient: Simulator.fromVendor("postmark", recipient),
           occurredAt,
           organizationId,
-          raw: record,
+          // The record as Postmark sent it, every field kept.
+          raw: body,
           ...extra
         })
       ]

@@ -1,5 +1,5 @@
-// A store on its own connection: its settings checked before anything connects, then built on a
-// connection to `url` that closes with the scope. Every store of the package has this `layer`.
+// A store on a connection: its settings checked before anything connects, then built on the client
+// given (`ClientOptions`) or on a connection of its own to `url` that closes with the scope.
 import type { MailroomError } from "@mailroom/core"
 import type * as Adapter from "@mailroom/core/adapter"
 import type { Config, Scope } from "effect"
@@ -7,13 +7,16 @@ import { Effect } from "effect"
 import { Redis } from "effect/persistence"
 import * as RedisConnection from "../RedisConnection.js"
 
+/** Either way in: a `url` to connect to, or a `Redis` service of the caller's. */
+export type Target = { readonly url: Adapter.Secret } | { readonly client: Redis.Redis["Service"] }
+
 export const connected = <S, A, E>(
   settings: Effect.Effect<S, Config.ConfigError>,
-  url: Adapter.Secret,
+  target: Target,
   build: (settings: S) => Effect.Effect<A, E, Redis.Redis | Scope.Scope>
 ): Effect.Effect<A, E | Config.ConfigError | MailroomError.Unavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const checked = yield* settings
-    const redis = yield* RedisConnection.make({ url })
+    const redis = "client" in target ? target.client : yield* RedisConnection.make({ url: target.url })
     return yield* Effect.provideService(build(checked), Redis.Redis, redis)
   })

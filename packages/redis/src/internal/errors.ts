@@ -2,11 +2,15 @@
 import { type IdempotencyStore, MailroomError } from "@mailroom/core"
 import { Effect } from "effect"
 
-/** A Redis failure as core's `Unavailable`: a caller sees only that nothing was sent; the cause is kept for the log. */
+/**
+ * What `operation` needed of Redis ("Idempotency-Keys") failed, as core's `Unavailable`: a caller
+ * sees only that nothing was sent (`problem` says so); the cause is kept for the log.
+ */
 export const toUnavailable = (
+  operation: string,
   cause: unknown,
-  message = "Idempotency-Keys cannot be checked right now; nothing was sent, try again later"
-) => new MailroomError.Unavailable({ message, cause })
+  problem = "cannot be checked right now; nothing was sent, try again later"
+): MailroomError.Unavailable => new MailroomError.Unavailable({ message: `${operation} ${problem}`, cause })
 
 const tags = new Set(["InFlight", "Completed", "Uncertain"])
 
@@ -20,6 +24,7 @@ export const decodeEntry = (value: string): Effect.Effect<IdempotencyStore.Entry
       // reported below
     }
     const error = toUnavailable(
+      "Idempotency-Keys",
       new Error(`a stored Idempotency-Key entry is not one mailroom wrote: ${value.slice(0, 80)}`)
     )
     return Effect.andThen(Effect.logError(`[mailroom] ${String(error.cause)}`), Effect.fail(error))

@@ -1,3 +1,4 @@
+// Fast path: replaces @smithy/hash-node's Hash in the presigner; held equal by sha256.test.ts ("answers what @smithy/hash-node's Hash answers"); justified by `pnpm bench s3` (POST /attachments/presign 1.3-1.5x faster with it, measured with a toggle).
 // SHA-256 and HMAC-SHA256 for SignatureV4, on node:crypto, with HMAC keys kept as KeyObjects: Node
 // keys an HMAC from a KeyObject about five times faster than from raw bytes, and SignatureV4 uses the
 // same two keys for every URL of a day (the secret for its signing-key cache, the cached signing key).

@@ -38,7 +38,7 @@ export const eventsLayer = (
       ? DiskQueueStore.layer({ dir: config.dir })
       : config.kind === "redis"
         ? lazy(async () =>
-            (await import("@mailroom/redis")).RedisQueueStore.layerRedis(optional("prefix", config.prefix))
+            (await import("@mailroom/redis")).RedisQueueStore.layerFromClient(optional("prefix", config.prefix))
           ).pipe(Layer.provide(redis(config.url)))
         : PersistedQueue.layerStoreMemory
   const queue = Layer.merge(PersistedQueue.layer, PersistedQueue.layerCleanup({ timeToLive: "2 days" })).pipe(

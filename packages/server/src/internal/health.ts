@@ -1,10 +1,10 @@
 // `GET /healthz` (the process answers) and `GET /readyz` (what a send needs can be reached: storage,
-// the organisations' database, the message records' database, each Redis, the provider's own verify;
+// the organisations' database, the message records' database and its send queue, each Redis, the provider's own verify;
 // the local disk and the outbox can be written), for load balancers.
 import { randomUUID } from "node:crypto"
 import { mkdir, open, rm } from "node:fs/promises"
 import { join } from "node:path"
-import { EmailProvider, MailroomError, MessageLog, ObjectStore, Organizations } from "@mailroom/core"
+import { EmailProvider, MailroomError, MessageLog, ObjectStore, Organizations, SendQueue } from "@mailroom/core"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 
@@ -19,6 +19,7 @@ type Requirements =
   | Organizations.Organizations
   | EmailProvider.EmailProvider
   | MessageLog.MessageLog
+  | SendQueue.SendQueue
 
 /** One check: undefined when ready, else why not (safe to show: no credential, no URL password). */
 export type Check = Effect.Effect<string | undefined, never, Requirements>
@@ -92,6 +93,14 @@ const verified = (provider: EmailProvider.EmailProvider): Effect.Effect<string |
 // A lookup of a message that does not exist reaches the records' database (nothing caches it).
 const records: Check = Effect.flatMap(MessageLog.MessageLog, (log) =>
   log.find("_mailroom_readyz", "00000000-0000-7000-8000-000000000000").pipe(
+    Effect.as(undefined),
+    Effect.catch((error) => Effect.succeed(error.message))
+  )
+)
+
+// A read of the queue's table: a database that cannot be reached, or a table that is gone.
+const queue: Check = Effect.flatMap(SendQueue.SendQueue, (service) =>
+  service.check.pipe(
     Effect.as(undefined),
     Effect.catch((error) => Effect.succeed(error.message))
   )
@@ -199,7 +208,12 @@ export const make = (options: {
       ? []
       : [["outbox", bounded(writable(outboxDir, "the outbox directory"), "the outbox directory")] as const]),
     ...(options.postgres ? [["organizations", bounded(database, "PostgreSQL")] as const] : []),
-    ...(options.messages === undefined ? [] : [["messages", bounded(records, options.messages)] as const]),
+    ...(options.messages === undefined
+      ? []
+      : [
+          ["messages", bounded(records, options.messages)] as const,
+          ["queue", bounded(queue, options.messages)] as const
+        ]),
     ...[...pings].map(
       ([url, ping], i) =>
         [pings.size === 1 ? "redis" : `redis${i + 1}`, bounded(ping, `Redis at ${describeUrl(url)}`)] as const

@@ -1,6 +1,7 @@
 // The messages section as layers: the message log and the suppression lists (@mailroom/sql on the
-// section's database, or memory), with the retention sweep running on the log.
-import { type MailroomError, MessageLog, Suppressions } from "@mailroom/core"
+// section's database, or memory), with the retention sweep running on the log; the queue of scheduled
+// sends on the same database, and its worker's options.
+import { type MailroomError, MessageLog, SendQueue, Suppressions } from "@mailroom/core"
 import { type Duration, Effect, type Config as EffectConfig, Layer } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { type Config, ServerConfigError } from "../ServerConfig.js"
@@ -55,3 +56,32 @@ export const messagesLayer = (
     Layer.provideMerge(records)
   )
 }
+
+/**
+ * The queue of scheduled sends on the records' database (a table beside them, one connection for
+ * both), or in memory with memory records: a restart then forgets the messages and their looks alike.
+ */
+export const queueLayer = (
+  messages: Config["messages"],
+  sql: SqlConnections
+): Layer.Layer<SendQueue.SendQueue, ServerConfigError> => {
+  const database = messagesDatabase(messages)
+  if (database === undefined) return SendQueue.layerMemory()
+  const { lockExpiration, pollInterval } = messages.queue ?? {}
+  return SendQueue.layerSql({
+    // The config checked each is a duration Effect reads.
+    ...(lockExpiration === undefined ? {} : { lockExpiration: lockExpiration as Duration.Input }),
+    ...(pollInterval === undefined ? {} : { pollInterval: pollInterval as Duration.Input })
+  }).pipe(
+    Layer.provide(sql(database)),
+    Layer.catchTag("SqlError", (error) =>
+      Layer.unwrap(
+        Effect.fail(openProblem(messages, error)) as Effect.Effect<Layer.Layer<SendQueue.SendQueue>, ServerConfigError>
+      )
+    )
+  )
+}
+
+/** The worker of scheduled sends, run in every instance. */
+export const workerOptions = (messages: Config["messages"]): SendQueue.WorkerOptions =>
+  messages.queue?.concurrency === undefined ? {} : { concurrency: messages.queue.concurrency }

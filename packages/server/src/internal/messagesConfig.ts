@@ -2,7 +2,7 @@
 // local store by default, PostgreSQL for a fleet, or memory) and how long records are kept.
 import { resolve } from "node:path"
 import { Duration, Option, Schema } from "effect"
-import { type Decoded, databaseUrl, decodeKind, nonEmpty, PostgresUrl } from "./decode.js"
+import { type Decoded, databaseUrl, decodeKind, nonEmpty, PostgresUrl, positive } from "./decode.js"
 
 /** A duration above zero as Effect writes it: `"30 days"`, `"12 hours"`. */
 const Retention = Schema.String.pipe(
@@ -16,27 +16,43 @@ const Retention = Schema.String.pipe(
   )
 )
 
+/** The queue of scheduled sends on the records' database: its worker, and how it shares the looks. */
+const SqlQueue = Schema.Struct({
+  /** Scheduled messages this instance sends at once. Default 16. */
+  concurrency: Schema.optionalKey(positive("a whole number above 0", true)),
+  /** How long a look held by an instance that stopped stays locked before another takes it. Default "30 seconds". */
+  lockExpiration: Schema.optionalKey(Retention),
+  /** How often an idle worker asks the database for due looks. Default "1 second". */
+  pollInterval: Schema.optionalKey(Retention)
+})
+const MemoryQueue = Schema.Struct({ concurrency: SqlQueue.fields.concurrency })
+
 export const MemoryMessages = Schema.Struct({
   kind: Schema.Literal("memory"),
-  retention: Schema.optionalKey(Retention)
+  retention: Schema.optionalKey(Retention),
+  queue: Schema.optionalKey(MemoryQueue)
 })
 export const SqliteMessages = Schema.Struct({
   kind: Schema.Literal("sqlite"),
   /** Default: `mailroom.db` beside the local store's directory, else `.mailroom/mailroom.db`. */
   path: Schema.optionalKey(nonEmpty("a file path")),
-  retention: Schema.optionalKey(Retention)
+  retention: Schema.optionalKey(Retention),
+  queue: Schema.optionalKey(SqlQueue)
 })
 export const PostgresMessages = Schema.Struct({
   kind: Schema.Literal("postgres"),
   /** Default: the DATABASE_URL environment variable, so the file need not hold the password. */
   url: Schema.optionalKey(PostgresUrl),
-  retention: Schema.optionalKey(Retention)
+  retention: Schema.optionalKey(Retention),
+  queue: Schema.optionalKey(SqlQueue)
 })
 
 /** The messages section with its defaults filled, its path resolved and its URL read. */
 export type MessagesConfig = {
   /** How long a record is kept from its creation, as Effect writes a duration. Default `"30 days"`. */
   readonly retention: string
+  /** The queue of scheduled sends, when the section sets it: on the records' database (in memory with memory records). */
+  readonly queue?: typeof SqlQueue.Type
 } & (
   | { readonly kind: "memory" }
   | { readonly kind: "sqlite"; readonly path: string }
@@ -70,19 +86,25 @@ export const messagesSection = (
     | undefined
   if (section === undefined) return { problems: decoded.problems }
   const retention = section.retention ?? defaultRetention
+  const queue = section.queue === undefined ? {} : { queue: section.queue }
   switch (section.kind) {
     case "memory":
-      return { value: { kind: "memory", retention }, problems: [] }
+      return { value: { kind: "memory", retention, ...queue }, problems: [] }
     case "sqlite":
       return {
-        value: { kind: "sqlite", path: section.path === undefined ? defaultPath : at(section.path), retention },
+        value: {
+          kind: "sqlite",
+          path: section.path === undefined ? defaultPath : at(section.path),
+          retention,
+          ...queue
+        },
         problems: []
       }
     case "postgres": {
       const url = databaseUrl(section.url, "messages.url", env)
       return url.value === undefined
         ? { problems: url.problems }
-        : { value: { kind: "postgres", url: url.value, retention }, problems: [] }
+        : { value: { kind: "postgres", url: url.value, retention, ...queue }, problems: [] }
     }
   }
 }

@@ -55,7 +55,7 @@ export const make = (
   const store =
     shared.kind === "redis"
       ? lazy(async () =>
-          (await import("@mailroom/redis")).RedisRateLimitStore.layerRedis(
+          (await import("@mailroom/redis")).RedisRateLimitStore.layerFromClient(
             shared.prefix === undefined ? {} : { prefix: shared.prefix }
           )
         ).pipe(Layer.provide(redis(shared.url)))

@@ -69,8 +69,8 @@ export const resolve = (
 const durations = (given: Readonly<Record<string, string | undefined>>) =>
   Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) as Record<string, Duration.Input>
 
-/** @mailroom/smtp's connection options; secrets `Redacted`, so no log of the options shows them. */
-export const options = (provider: SmtpConfig): SmtpEmailProvider.ConnectionOptions => {
+/** @mailroom/smtp's ConfigOptions; secrets `Redacted`, so no log of the options shows them. */
+export const options = (provider: SmtpConfig): SmtpEmailProvider.ConfigOptions => {
   const { kind: _kind, auth, dkim, connectionTimeout, greetingTimeout, socketTimeout, ...rest } = provider
   return {
     ...rest,

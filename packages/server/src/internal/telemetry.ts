@@ -19,19 +19,25 @@ const requestSeconds = Metric.histogram("mailroom_http_request_duration_seconds"
 
 /**
  * A route's template for labels: a path of the API as the OpenAPI document names it (`/emails/{id}`
- * for any one segment after `/emails/`), a signed-URL route by its prefix, else "unmatched", so a scan
- * of random paths cannot grow the series without bound.
+ * for any one segment after `/emails/`, `/emails/{id}/cancel`), a signed-URL route by its prefix, else
+ * "unmatched", so a scan of random paths cannot grow the series without bound.
  */
 export const routeOf = (known: ReadonlySet<string>) => {
   const templates = [...known]
-    .filter((route) => /\/\{[^/{}]+\}$/.test(route))
-    .map((template) => ({ prefix: template.slice(0, template.lastIndexOf("{")), template }))
+    .filter((route) => /\/\{[^/{}]+\}(\/[^/{}]+)?$/.test(route))
+    .map((template) => {
+      const open = template.lastIndexOf("{")
+      const close = template.indexOf("}", open)
+      return { prefix: template.slice(0, open), suffix: template.slice(close + 1), template }
+    })
+    // The longer suffix first: `/emails/x/cancel` is the cancel route, not an `{id}` of "x/cancel".
+    .sort((a, b) => b.suffix.length - a.suffix.length)
   return (pathname: string) => {
     if (known.has(pathname)) return pathname
-    for (const { prefix, template } of templates) {
-      if (pathname.length > prefix.length && pathname.startsWith(prefix) && !pathname.includes("/", prefix.length)) {
-        return template
-      }
+    for (const { prefix, suffix, template } of templates) {
+      if (pathname.length <= prefix.length + suffix.length || !pathname.startsWith(prefix)) continue
+      if (!pathname.endsWith(suffix)) continue
+      if (!pathname.slice(prefix.length, pathname.length - suffix.length).includes("/")) return template
     }
     const prefix = /^\/_mailroom\/[a-z]+\//.exec(pathname)?.[0]
     return prefix === undefined ? "unmatched" : `${prefix}*`

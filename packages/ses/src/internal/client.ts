@@ -2,11 +2,11 @@
 // both reach the same account and region with the same credentials, and refuse the same bad options.
 import { SESv2Client } from "@aws-sdk/client-sesv2"
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Duration, Effect, type Scope } from "effect"
+import { type Config, Effect, type Scope } from "effect"
 import { notBlank } from "./options.js"
 
 /** The account, region and credentials: what the provider and the quota reader build their client from. */
-export interface ClientOptions {
+export interface ConnectionOptions {
   /** AWS region of the SES account, e.g. `"eu-west-1"`. Default: the SDK's own lookup (`AWS_REGION`, profile). */
   readonly region?: string | undefined
   /** Another SES endpoint, e.g. an emulator's `http://127.0.0.1:8005`. Default: the region's SES endpoint. */
@@ -26,7 +26,7 @@ const isHttpUrl = (text: string) => URL.canParse(text) && /^https?:$/.test(new U
  * finds them; half a credential is refused rather than silently completed from that chain.
  */
 export const acquireClient = (
-  options: ClientOptions,
+  options: ConnectionOptions,
   maxAttempts: number
 ): Effect.Effect<SESv2Client, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
@@ -78,27 +78,9 @@ export const acquireClient = (
     return client
   })
 
-/** How long the SDK's credential chain may look (its instance-metadata lookup included) before make gives up. */
-const chainDeadline = Duration.seconds(5)
-
 const chainHint =
-  "give accessKeyId and secretAccessKey, or make credentials available to the AWS SDK's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an SSO session, an instance or task role)"
+  "no AWS credentials were found: give accessKeyId and secretAccessKey, or make credentials available to the AWS SDK's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an SSO session, an instance or task role)"
 
-/**
- * Resolves the SDK's credential chain once, so that a machine without credentials fails at start-up,
- * naming the option, instead of on every send. The SDK caches what it found for the sends.
- */
+/** The SDK's chain resolved once, so that a machine without credentials fails at start-up, not on every send. */
 const fromChain = (client: SESv2Client): Effect.Effect<void, Config.ConfigError> =>
-  Effect.tryPromise({
-    try: () => (client.config.credentials as () => Promise<unknown>)(),
-    catch: (error) => (error instanceof Error ? error.message : String(error))
-  }).pipe(
-    Effect.timeoutOrElse({
-      duration: chainDeadline,
-      orElse: () => Effect.fail(`the chain found none within ${Duration.format(chainDeadline)}`)
-    }),
-    Effect.mapError((cause) =>
-      Adapter.invalidOption("accessKeyId", `no AWS credentials were found: ${chainHint} (${cause})`)
-    ),
-    Effect.asVoid
-  )
+  Adapter.credentialsFromChain(() => (client.config.credentials as () => Promise<unknown>)(), "accessKeyId", chainHint)

@@ -60,20 +60,7 @@ export const maxCustomHeaders = 15
  * What SES sets itself and refuses as a custom header of Simple content (the "Amazon SES header
  * fields" page of its developer guide).
  */
-export const forbiddenHeaders = [
-  "BCC",
-  "CC",
-  "Content-Disposition",
-  "Content-Type",
-  "Date",
-  "From",
-  "Message-ID",
-  "MIME-Version",
-  "Reply-To",
-  "Return-Path",
-  "Subject",
-  "To"
-]
+export const forbiddenHeaders = Adapter.structuralHeaders
 const forbidden = new Set(forbiddenHeaders.map((name) => name.toLowerCase()))
 
 // SES's MessageHeader: a name of printable ASCII without ":", at most 126 characters; a value of

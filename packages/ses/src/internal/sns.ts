@@ -1,46 +1,88 @@
 // Amazon SNS's HTTP(S) messages: the envelope, the string it signs, the checks on the URLs it names
 // (certificate and subscription: https, an SNS host), and the RSA signature (version 1 SHA1, 2 SHA256).
 import { verify, X509Certificate } from "node:crypto"
+import { Cause, Exit, Schema, SchemaIssue } from "effect"
 
-export type MessageType = "Notification" | "SubscriptionConfirmation" | "UnsubscribeConfirmation"
+const types = ["Notification", "SubscriptionConfirmation", "UnsubscribeConfirmation"] as const
 
-export interface Envelope {
-  readonly Type: MessageType
-  readonly MessageId: string
-  readonly TopicArn: string
-  readonly Message: string
-  readonly Subject?: string
-  readonly Timestamp: string
-  readonly SignatureVersion: "1" | "2"
-  readonly Signature: string
-  readonly SigningCertURL: string
-  readonly SubscribeURL?: string
-  readonly Token?: string
+export type MessageType = (typeof types)[number]
+
+const missing = "missing or not a string"
+
+/** A field SNS always sends as a string: absent or of another type, it is named in one problem. */
+const text = Schema.String.annotate({ message: missing }).pipe(Schema.annotateKey({ messageMissingKey: missing }))
+
+const common = {
+  MessageId: text,
+  TopicArn: text,
+  Message: text,
+  // Before Timestamp: of several problems, the first named is the one reported.
+  SignatureVersion: Schema.Literals(["1", "2"])
+    .annotate({ message: "must be 1 or 2" })
+    .pipe(Schema.annotateKey({ messageMissingKey: "must be 1 or 2" })),
+  Timestamp: text.pipe(
+    Schema.check(
+      Schema.isPattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/, {
+        message: "must be an ISO 8601 time in UTC, as SNS writes it"
+      })
+    )
+  ),
+  Signature: text,
+  SigningCertURL: text,
+  // SNS leaves Subject out when the publisher gave none; a null is the same absence.
+  Subject: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ message: "not a string" }))
+}
+
+/** A notification: what an SNS topic publishes. */
+const Notification = Schema.Struct({ Type: Schema.Literal("Notification"), ...common })
+
+/** A subscription's confirmation or its end, each with the URL that confirms it. */
+const Confirmation = Schema.Struct({
+  Type: Schema.Literals(["SubscriptionConfirmation", "UnsubscribeConfirmation"]),
+  ...common,
+  SubscribeURL: text,
+  Token: text
+})
+
+/** A subscription's confirmation (or its end) as decoded. */
+export type ConfirmationEnvelope = typeof Confirmation.Type
+
+/** An SNS message as SNS sends it over HTTP(S); other fields (UnsubscribeURL, attributes) are let be. */
+export type Envelope = typeof Notification.Type | ConfirmationEnvelope
+
+const typeMessage = "must be Notification, SubscriptionConfirmation or UnsubscribeConfirmation"
+const messageType = Schema.Struct({
+  Type: Schema.Literals(types)
+    .annotate({ message: typeMessage })
+    .pipe(Schema.annotateKey({ messageMissingKey: typeMessage }))
+})
+const decodeType = Schema.decodeUnknownExit(messageType)
+const decodeNotification = Schema.decodeUnknownExit(Notification, { errors: "all" })
+const decodeConfirmation = Schema.decodeUnknownExit(Confirmation, { errors: "all" })
+const issues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** One problem from the schema's issues: every field missing or not a string at once, else the first other. */
+const problemOf = (cause: Cause.Cause<Schema.SchemaError>): string => {
+  const error = Cause.findErrorOption(cause)
+  if (error._tag === "None") return "not an SNS message"
+  const found = issues(error.value.issue).issues.map(({ path, message }) => ({
+    field: String(path?.[0] ?? ""),
+    message
+  }))
+  const absent = found.filter((issue) => issue.message === missing).map((issue) => issue.field)
+  if (absent.length > 0) return `${absent.join(", ")}: ${missing}`
+  const first = found[0]
+  return first === undefined ? "not an SNS message" : `${first.field}: ${first.message}`
 }
 
 /** The envelope, or what it lacks or gets wrong. */
 export const parse = (value: unknown): { readonly envelope: Envelope } | { readonly problem: string } => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { problem: "not a JSON object" }
-  const record = value as Record<string, unknown>
-  const type = record.Type
-  if (type !== "Notification" && type !== "SubscriptionConfirmation" && type !== "UnsubscribeConfirmation") {
-    return { problem: "Type: must be Notification, SubscriptionConfirmation or UnsubscribeConfirmation" }
-  }
-  const required = ["MessageId", "TopicArn", "Message", "Timestamp", "Signature", "SigningCertURL"]
-  if (type !== "Notification") required.push("SubscribeURL", "Token")
-  const missing = required.filter((name) => typeof record[name] !== "string")
-  if (missing.length > 0) return { problem: `${missing.join(", ")}: missing or not a string` }
-  if (record.SignatureVersion !== "1" && record.SignatureVersion !== "2") {
-    return { problem: "SignatureVersion: must be 1 or 2" }
-  }
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(record.Timestamp as string)) {
-    return { problem: "Timestamp: must be an ISO 8601 time in UTC, as SNS writes it" }
-  }
-  // SNS leaves Subject out when the publisher gave none; a null is the same absence.
-  if (record.Subject !== undefined && record.Subject !== null && typeof record.Subject !== "string") {
-    return { problem: "Subject: not a string" }
-  }
-  return { envelope: record as unknown as Envelope }
+  const type = decodeType(value)
+  if (Exit.isFailure(type)) return { problem: problemOf(type.cause) }
+  const decoded: Exit.Exit<Envelope, Schema.SchemaError> =
+    type.value.Type === "Notification" ? decodeNotification(value) : decodeConfirmation(value)
+  return Exit.isSuccess(decoded) ? { envelope: decoded.value } : { problem: problemOf(decoded.cause) }
 }
 
 /** The bytes SNS signs: `Name\nValue\n` for each signed field, in the order its documentation gives. */
@@ -83,8 +125,8 @@ export const certificateUrl = (envelope: Envelope): URL | string => {
 }
 
 /** The URL that confirms a subscription, or why it must not be fetched. */
-export const subscribeUrl = (envelope: Envelope): URL | string => {
-  const url = onSnsHost(envelope.SubscribeURL ?? "")
+export const subscribeUrl = (envelope: ConfirmationEnvelope): URL | string => {
+  const url = onSnsHost(envelope.SubscribeURL)
   if (url === undefined) return "SubscribeURL: must be an https URL on sns.<region>.amazonaws.com"
   if (url.searchParams.get("Action") !== "ConfirmSubscription")
     return "SubscribeURL: must be a ConfirmSubscription request"

@@ -1,9 +1,8 @@
 // The independent SMTP peer: Python's aiosmtpd from Debian (`python3-aiosmtpd`), which shares no code
 // with nodemailer, in its own process, writing each message it takes into a Maildir read back here.
-import { type ChildProcess, spawn } from "node:child_process"
 import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { freePort, tempDir } from "@mailroom/test-support"
+import { freePort, spawnPeer, tempDir } from "@mailroom/test-support"
 import { Context, Effect, Layer } from "effect"
 import { parseReceived, type Received } from "./received.js"
 
@@ -24,26 +23,6 @@ export interface AiosmtpdOptions {
 
 // Debian's interpreter: another python on PATH may lack the module.
 const python = "/usr/bin/python3"
-
-/** Resolves once the server logs that it listens; rejects with its output if it exits first. */
-const listening = (child: ChildProcess) =>
-  new Promise<void>((resolve, reject) => {
-    let output = ""
-    const timer = setTimeout(() => reject(new Error(`aiosmtpd did not start within 20 s:\n${output}`)), 20_000)
-    const read = (chunk: Buffer) => {
-      output += chunk.toString()
-      if (/Server is listening on/.test(output)) {
-        clearTimeout(timer)
-        resolve()
-      }
-    }
-    child.stdout?.on("data", read)
-    child.stderr?.on("data", read)
-    child.once("exit", (code) => {
-      clearTimeout(timer)
-      reject(new Error(`aiosmtpd exited (${code}) before listening:\n${output}`))
-    })
-  })
 
 /** Python's mailbox writes `\n` line ends and appends X-Peer, X-MailFrom and X-RcptTo (the envelope). */
 const readMessage = async (file: string): Promise<Received> => {
@@ -66,9 +45,10 @@ export const start = async (options: AiosmtpdOptions = {}): Promise<Aiosmtpd> =>
   const dir = await tempDir("aiosmtpd")
   const maildir = join(dir.path, "Maildir")
   const port = await freePort()
-  const child = spawn(
-    python,
-    [
+  const peer = await spawnPeer({
+    name: "aiosmtpd",
+    command: python,
+    args: [
       "-m",
       "aiosmtpd",
       "-n",
@@ -81,16 +61,12 @@ export const start = async (options: AiosmtpdOptions = {}): Promise<Aiosmtpd> =>
       "aiosmtpd.handlers.Mailbox",
       maildir
     ],
-    { stdio: ["ignore", "pipe", "pipe"] }
-  )
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  try {
-    await listening(child)
-  } catch (error) {
-    child.kill("SIGKILL")
+    packages: ["python3-aiosmtpd"],
+    ready: /Server is listening on/
+  }).catch(async (error: unknown) => {
     await dir.remove()
     throw error
-  }
+  })
   const received = async () => {
     const files = await readdir(join(maildir, "new")).catch(() => [])
     // Maildir names start with the delivery time in seconds, then a sequence: sorted, oldest first.
@@ -106,8 +82,7 @@ export const start = async (options: AiosmtpdOptions = {}): Promise<Aiosmtpd> =>
       throw new Error(`no message with Message-ID <${messageId}> in the Maildir`)
     },
     close: async () => {
-      child.kill("SIGTERM")
-      await exited
+      await peer.stop()
       await dir.remove()
     }
   }

@@ -4,12 +4,13 @@ import { type MailEvent, type MailroomError, MessageLog, Suppressions } from "@m
 import * as Adapter from "@mailroom/core/adapter"
 import { Effect } from "effect"
 import type { SqlError } from "effect/sql"
-import { type Database, now } from "./database.js"
+import { type Database, type Execute, now } from "./database.js"
 import {
   columns,
   eventRow,
   isLatest,
   type MessageRow,
+  partsOf,
   recipientsOf,
   recordOf,
   tagsOf,
@@ -20,34 +21,38 @@ import {
 const purgeBatch = 500
 
 /** The message's row, locked until the transaction ends (PostgreSQL; SQLite's whole database is). */
-const lock = ({ sql, forUpdate }: Database, id: string) =>
+const lock = ({ sql, forUpdate }: Database, id: string, execute: Execute = (statement) => statement) =>
   Effect.map(
-    sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m WHERE m.id = ${id}${forUpdate}`,
+    execute(
+      sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m WHERE m.id = ${id}${forUpdate}`
+    ),
     (rows) => rows[0]
   )
 
 /** Records a message about to be sent or scheduled: its row, its recipients', its tags'. */
-export const accept = ({ sql, transaction, run }: Database, message: MessageLog.NewMessage) =>
+export const accept = ({ sql, write, run }: Database, message: MessageLog.NewMessage) =>
   run(
     "recording the message",
-    transaction(
+    write((execute) =>
       Effect.gen(function* () {
         const recipients = message.recipients.map((r) => ({ state: r.state }))
         const common = { organization_id: message.organizationId, created_at: message.createdAt }
-        yield* sql`INSERT INTO mailroom_messages ${sql.insert({
-          id: message.id,
-          ...common,
-          status: MessageLog.statusOf(recipients),
-          from_address: message.from,
-          from_name: message.fromName ?? null,
-          subject: message.subject,
-          attachments: JSON.stringify(message.attachments),
-          html_bytes: message.htmlBytes,
-          text_bytes: message.textBytes,
-          idempotency_key: message.idempotencyKey ?? null,
-          scheduled_at: message.scheduledAt ?? null,
-          request: message.request ?? null
-        })}`
+        yield* execute(
+          sql`INSERT INTO mailroom_messages ${sql.insert({
+            id: message.id,
+            ...common,
+            status: MessageLog.statusOf(recipients),
+            from_address: message.from,
+            from_name: message.fromName ?? null,
+            subject: message.subject,
+            attachments: JSON.stringify(message.attachments),
+            html_bytes: message.htmlBytes,
+            text_bytes: message.textBytes,
+            idempotency_key: message.idempotencyKey ?? null,
+            scheduled_at: message.scheduledAt ?? null,
+            request: message.request ?? null
+          })}`
+        )
         const [first, ...rest] = message.recipients.map((r, position) => ({
           message_id: message.id,
           position,
@@ -58,7 +63,9 @@ export const accept = ({ sql, transaction, run }: Database, message: MessageLog.
           state: r.state,
           updated_at: message.createdAt
         }))
-        if (first !== undefined) yield* sql`INSERT INTO mailroom_message_recipients ${sql.insert([first, ...rest])}`
+        if (first !== undefined) {
+          yield* execute(sql`INSERT INTO mailroom_message_recipients ${sql.insert([first, ...rest])}`)
+        }
         const [firstTag, ...restTags] = message.tags.map((tag, position) => ({
           message_id: message.id,
           position,
@@ -66,69 +73,126 @@ export const accept = ({ sql, transaction, run }: Database, message: MessageLog.
           name: tag.name,
           value: tag.value
         }))
-        if (firstTag !== undefined) yield* sql`INSERT INTO mailroom_message_tags ${sql.insert([firstTag, ...restTags])}`
+        if (firstTag !== undefined) {
+          yield* execute(sql`INSERT INTO mailroom_message_tags ${sql.insert([firstTag, ...restTags])}`)
+        }
       })
     )
   )
 
 /** The provider's answer: recipients still `sending` move, the provider's id is kept, the request dropped. */
 export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) => {
-  const { sql, transaction, run } = db
+  const { sql, write, run } = db
   return run(
     "recording the provider's answer",
     Effect.flatMap(now, (at) =>
-      transaction(
+      write((execute) =>
         Effect.gen(function* () {
-          if ((yield* lock(db, id)) === undefined) return
-          const before = yield* recipientsOf(sql, id)
+          const row = yield* lock(db, id, execute)
+          // Answered once: a late second answer (a send recovered meanwhile) changes nothing.
+          if (row === undefined || row.provider !== null) return
+          const before = yield* recipientsOf(sql, id, execute)
           const after = before.map((r) => {
-            const to = MessageLog.settled(r.state, outcome)
+            const to = MessageLog.settled(r.state, outcome, r.email)
             return to === undefined ? r : { ...r, state: to, updated_at: at }
           })
-          yield* writeRecipients(sql, id, before, after)
+          yield* writeRecipients(sql, id, before, after, execute)
           const sent = outcome._tag === "Sent"
-          yield* sql`UPDATE mailroom_messages SET status = ${MessageLog.statusOf(after)},
+          yield* execute(sql`UPDATE mailroom_messages SET status = ${MessageLog.statusOf(after)},
             provider = ${outcome.provider}, provider_message_id = ${sent ? outcome.providerMessageId : null},
-            reason = ${sent ? null : outcome.reason}, request = NULL WHERE id = ${id}`
+            reason = ${sent ? null : outcome.reason}, request = NULL WHERE id = ${id}`)
         })
       )
     )
   )
 }
 
-/** A delivery event, applied once per event id, only ever moving its recipient forward. */
-export const apply = (
+const unknownMessage: MessageLog.Applied = { applied: false, found: false, tags: [] }
+
+/**
+ * Delivery events, each applied once per event id and only ever moving its recipient forward, in one
+ * transaction: each message's row locked and read once, its events inserted in one statement (their
+ * positions follow the row's `event_count`, which counts the positions taken, redeliveries included,
+ * so that positions never repeat), its recipients moved as the events would move them one by one.
+ */
+export const applyAll = (
   db: Database,
-  event: MailEvent.MailEvent
-): Effect.Effect<MessageLog.Applied, MailroomError.Unavailable> => {
-  const { sql, transaction, run } = db
+  events: ReadonlyArray<MailEvent.MailEvent>
+): Effect.Effect<ReadonlyArray<MessageLog.Applied>, MailroomError.Unavailable> => {
+  const { sql, forUpdate, write, run } = db
+  if (events.length === 0) return Effect.succeed([])
   return run(
-    "recording a delivery event",
-    transaction(
+    "recording delivery events",
+    write((execute) =>
       Effect.gen(function* () {
-        const row = yield* lock(db, event.message_id)
-        if (row === undefined || row.organization_id !== event.organization_id) {
-          return { applied: false, tags: [] }
+        const ids = [...new Set(events.map((event) => event.message_id))]
+        const rows = yield* execute(sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m
+          WHERE m.id IN ${sql.in(ids)} ORDER BY m.id${forUpdate}`)
+        const found = new Map(rows.map((row) => [row.id, row]))
+        const ofOrganization = (event: MailEvent.MailEvent) =>
+          found.get(event.message_id)?.organization_id === event.organization_id
+        const kept = rows.filter((row) => events.some((event) => event.message_id === row.id && ofOrganization(event)))
+        if (kept.length === 0) return events.map(() => unknownMessage)
+        const parts = yield* partsOf(
+          sql,
+          kept.map((row) => row.id),
+          execute
+        )
+        const applied = new Set<string>()
+        for (const row of kept) {
+          const mine = events.filter((event) => event.message_id === row.id && ofOrganization(event))
+          for (const id of yield* applyToMessage(db, execute, row, mine, parts.recipients.get(row.id) ?? [])) {
+            applied.add(id)
+          }
         }
-        const tags = yield* tagsOf(sql, row.id)
-        const position = Number(row.event_count)
-        const inserted = yield* sql`INSERT INTO mailroom_message_events
-          ${sql.insert(eventRow(Adapter.timelineOf(event), row.id, position))}
-          ON CONFLICT (id) DO NOTHING RETURNING id`
-        if (inserted.length === 0) return { applied: false, tags }
-        const before = yield* recipientsOf(sql, row.id)
-        const after = Adapter.afterEvent(before, event) ?? before
-        yield* writeRecipients(sql, row.id, before, after)
-        const status = MessageLog.statusOf(after)
-        yield* isLatest(row, event)
-          ? sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${position + 1},
-              last_event_type = ${event.type}, last_event_at = ${event.occurred_at} WHERE id = ${row.id}`
-          : sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${position + 1} WHERE id = ${row.id}`
-        return { applied: true, tags }
+        // An id given twice is applied once: its first occurrence.
+        const answered = new Set<string>()
+        return events.map((event): MessageLog.Applied => {
+          if (!ofOrganization(event)) return unknownMessage
+          const first = applied.has(event.id) && !answered.has(event.id)
+          answered.add(event.id)
+          return { applied: first, found: true, tags: parts.tags.get(event.message_id) ?? [] }
+        })
       })
     )
   )
 }
+
+/** One message's events: inserted unless applied before, then its recipients and its row moved. Answers the ids inserted. */
+const applyToMessage = (
+  { sql }: Database,
+  execute: Execute,
+  row: MessageRow,
+  events: ReadonlyArray<MailEvent.MailEvent>,
+  before: ReadonlyArray<MessageLog.Recipient>
+) =>
+  Effect.gen(function* () {
+    const unique = [...new Map(events.map((event) => [event.id, event])).values()]
+    const position = Number(row.event_count)
+    const [first, ...rest] = unique.map((event, i) => eventRow(Adapter.timelineOf(event), row.id, position + i))
+    if (first === undefined) return new Set<string>()
+    const inserted = new Set(
+      (yield* execute(sql<{ readonly id: string }>`INSERT INTO mailroom_message_events ${sql.insert([first, ...rest])}
+        ON CONFLICT (id) DO NOTHING RETURNING id`)).map((r) => r.id)
+    )
+    const fresh = unique.filter((event) => inserted.has(event.id))
+    let after = before
+    let latest: MailEvent.MailEvent | undefined
+    for (const event of fresh) {
+      after = Adapter.afterEvent(after, event) ?? after
+      if (isLatest(row, event) && (latest === undefined || event.occurred_at >= latest.occurred_at)) latest = event
+    }
+    yield* writeRecipients(sql, row.id, before, after, execute)
+    const status = MessageLog.statusOf(after)
+    const next = position + unique.length
+    yield* execute(
+      latest === undefined
+        ? sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${next} WHERE id = ${row.id}`
+        : sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${next},
+            last_event_type = ${latest.type}, last_event_at = ${latest.occurred_at} WHERE id = ${row.id}`
+    )
+    return inserted
+  })
 
 /** Moves the recipients in `from` to `to` (claim, cancel), and the message's status with them. */
 const moveScheduled = (
@@ -168,6 +232,27 @@ export const claim = (db: Database, id: string, at: string) => {
         const { after, status } = yield* moveScheduled(db, id, "scheduled", "sending", at, false)
         return { record: recordOf({ ...row, status }, after, yield* tagsOf(sql, id)), request }
       })
+    )
+  )
+}
+
+/** A claimed message back to `scheduled`, its request kept; false when it is not one still `sending`. */
+export const release = (db: Database, id: string) => {
+  const { sql, transaction, run } = db
+  return run(
+    "releasing a claimed message",
+    Effect.flatMap(now, (at) =>
+      transaction(
+        Effect.gen(function* () {
+          const row = yield* lock(db, id)
+          if (row === undefined || row.status !== "sending") return false
+          const [stored] = yield* sql<{ readonly request: string | null }>`SELECT request
+            FROM mailroom_messages WHERE id = ${id}`
+          if (stored?.request == null) return false
+          yield* moveScheduled(db, id, "sending", "scheduled", at, false)
+          return true
+        })
+      )
     )
   )
 }

@@ -3,6 +3,7 @@
 import type { MailEvent, MessageLog } from "@mailroom/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
+import type { Execute } from "./database.js"
 
 /** A row of `mailroom_messages`, as `columns` selects it. */
 export interface MessageRow {
@@ -113,21 +114,6 @@ export const recordOf = (
   reason: row.reason
 })
 
-/** A message's recipients, in the order they were accepted. */
-export const recipientsOf = (sql: SqlClient.SqlClient, id: string) =>
-  Effect.map(
-    sql<RecipientRow>`SELECT message_id, email, kind, state, updated_at, detail
-      FROM mailroom_message_recipients WHERE message_id = ${id} ORDER BY position`,
-    (rows) => rows.map(recipientOf)
-  )
-
-/** A message's tags, in the order they were accepted. */
-export const tagsOf = (sql: SqlClient.SqlClient, id: string) =>
-  Effect.map(
-    sql<TagRow>`SELECT message_id, name, value FROM mailroom_message_tags WHERE message_id = ${id} ORDER BY position`,
-    (rows) => rows.map((row): MessageLog.Tag => ({ name: row.name, value: row.value }))
-  )
-
 const grouped = <A extends { readonly message_id: string }, B>(rows: ReadonlyArray<A>, f: (row: A) => B) => {
   const groups = new Map<string, Array<B>>()
   for (const row of rows) {
@@ -138,21 +124,50 @@ const grouped = <A extends { readonly message_id: string }, B>(rows: ReadonlyArr
   return groups
 }
 
+/** Runs a statement as the client runs it: what `execute` is by default. */
+const asClientRuns: Execute = (statement) => statement
+
+/** A message's recipients, in the order they were accepted. */
+export const recipientsOf = (sql: SqlClient.SqlClient, id: string, execute = asClientRuns) =>
+  Effect.map(
+    execute(sql<RecipientRow>`SELECT message_id, email, kind, state, updated_at, detail
+      FROM mailroom_message_recipients WHERE message_id = ${id} ORDER BY position`),
+    (rows) => rows.map(recipientOf)
+  )
+
+/** A message's tags, in the order they were accepted. */
+export const tagsOf = (sql: SqlClient.SqlClient, id: string) =>
+  Effect.map(
+    sql<TagRow>`SELECT message_id, name, value FROM mailroom_message_tags WHERE message_id = ${id} ORDER BY position`,
+    (rows) => rows.map((row): MessageLog.Tag => ({ name: row.name, value: row.value }))
+  )
+
+/** The recipients and tags of several messages, by message, each in the order accepted: two queries. */
+export const partsOf = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>, execute = asClientRuns) =>
+  Effect.map(
+    Effect.all([
+      execute(sql<RecipientRow>`SELECT message_id, email, kind, state, updated_at, detail
+        FROM mailroom_message_recipients WHERE message_id IN ${sql.in(ids)} ORDER BY message_id, position`),
+      execute(sql<TagRow>`SELECT message_id, name, value FROM mailroom_message_tags
+        WHERE message_id IN ${sql.in(ids)} ORDER BY message_id, position`)
+    ]),
+    ([recipients, tags]) => ({
+      recipients: grouped(recipients, recipientOf),
+      tags: grouped(tags, (row): MessageLog.Tag => ({ name: row.name, value: row.value }))
+    })
+  )
+
 /** The records of a page of rows, in the rows' order: two more queries, whatever the page's size. */
 export const recordsOf = (sql: SqlClient.SqlClient, rows: ReadonlyArray<MessageRow>) =>
-  Effect.gen(function* () {
-    if (rows.length === 0) return []
-    const ids = rows.map((row) => row.id)
-    const [recipients, tags] = yield* Effect.all([
-      sql<RecipientRow>`SELECT message_id, email, kind, state, updated_at, detail FROM mailroom_message_recipients
-        WHERE message_id IN ${sql.in(ids)} ORDER BY message_id, position`,
-      sql<TagRow>`SELECT message_id, name, value FROM mailroom_message_tags
-        WHERE message_id IN ${sql.in(ids)} ORDER BY message_id, position`
-    ])
-    const recipientsBy = grouped(recipients, recipientOf)
-    const tagsBy = grouped(tags, (row): MessageLog.Tag => ({ name: row.name, value: row.value }))
-    return rows.map((row) => recordOf(row, recipientsBy.get(row.id) ?? [], tagsBy.get(row.id) ?? []))
-  })
+  rows.length === 0
+    ? Effect.succeed([])
+    : Effect.map(
+        partsOf(
+          sql,
+          rows.map((row) => row.id)
+        ),
+        ({ recipients, tags }) => rows.map((row) => recordOf(row, recipients.get(row.id) ?? [], tags.get(row.id) ?? []))
+      )
 
 /** A message's history, oldest first; events of the same instant in the order they were applied. */
 export const eventsOf = (sql: SqlClient.SqlClient, id: string) =>
@@ -194,7 +209,8 @@ export const writeRecipients = (
   sql: SqlClient.SqlClient,
   id: string,
   before: ReadonlyArray<MessageLog.Recipient>,
-  after: ReadonlyArray<MessageLog.Recipient>
+  after: ReadonlyArray<MessageLog.Recipient>,
+  execute = asClientRuns
 ) => {
   const changes = new Map<string, { readonly to: MessageLog.Recipient; readonly positions: Array<number> }>()
   after.forEach((to, position) => {
@@ -207,8 +223,8 @@ export const writeRecipients = (
   return Effect.forEach(
     changes.values(),
     ({ to, positions }) =>
-      sql`UPDATE mailroom_message_recipients SET state = ${to.state}, updated_at = ${to.updated_at},
-        detail = ${to.detail ?? null} WHERE message_id = ${id} AND position IN ${sql.in(positions)}`,
+      execute(sql`UPDATE mailroom_message_recipients SET state = ${to.state}, updated_at = ${to.updated_at},
+        detail = ${to.detail ?? null} WHERE message_id = ${id} AND position IN ${sql.in(positions)}`),
     { discard: true }
   )
 }

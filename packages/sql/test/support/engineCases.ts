@@ -117,7 +117,10 @@ export const engineCases = (name: string, engine: Engine): void => {
         )
         assert.deepStrictEqual(
           rows.map((r) => [Number(r.migration_id), r.name]),
-          [[1, "messages"]]
+          [
+            [1, "messages"],
+            [2, "queue"]
+          ]
         )
       }).pipe(Effect.scoped)
     )

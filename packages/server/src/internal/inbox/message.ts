@@ -66,9 +66,12 @@ const addressList = (value: AddressObject | ReadonlyArray<AddressObject> | undef
     )
   )
 
-const readSidecar = async (file: string): Promise<ReadonlyArray<string>> => {
+/** The blind copies: the outbox's X-Mailroom-Bcc header, else the `.json` sidecar earlier versions wrote. */
+export const blindCopies = async (parsed: ParsedMail, sidecarFile: string): Promise<ReadonlyArray<string>> => {
+  const listed = headerText(parsed, "x-mailroom-bcc")
+  if (listed !== "") return listed.split(",").flatMap((address) => (address.trim() === "" ? [] : [address.trim()]))
   try {
-    const sidecar = JSON.parse(await readFile(file, "utf8")) as { bcc?: unknown }
+    const sidecar = JSON.parse(await readFile(sidecarFile, "utf8")) as { bcc?: unknown }
     return Array.isArray(sidecar.bcc) ? sidecar.bcc.filter((b): b is string => typeof b === "string") : []
   } catch {
     return []
@@ -181,7 +184,7 @@ export const read = async (dir: string, id: string): Promise<Parsed | undefined>
     return undefined
   }
   const parts = bodyParts(raw)
-  const bcc = await readSidecar(path.join(dir, `${id}.json`))
+  const bcc = await blindCopies(parsed, path.join(dir, `${id}.json`))
   const text = parts.text ? (parsed.text ?? "") : ""
   const html = parts.html && parsed.html !== false ? parsed.html : ""
   const organization = headerText(parsed, "x-mailroom-organization")

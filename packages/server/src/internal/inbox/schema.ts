@@ -24,7 +24,7 @@ export const Summary = Schema.Struct({
   from: Schema.NullOr(Address),
   to: Schema.Array(Address),
   cc: Schema.Array(Address),
-  /** From the outbox's sidecar: a message never carries its Bcc header. */
+  /** From the outbox's X-Mailroom-Bcc header: a message never carries a Bcc header. */
   bcc: Schema.Array(Schema.String),
   subject: Schema.String,
   /** When the outbox wrote it, to the millisecond: what lists sort by and `since` compares with. */
@@ -106,6 +106,84 @@ const filters = [
   query("since", "Received at or after: ISO 8601", { type: "string", format: "date-time" })
 ]
 
+const tags = ["inbox"]
+const id = { name: "id", in: "path", required: true, schema: { type: "string" } }
+const notFound = errors("messageBody", "No such message in the outbox")
+const bad = errors("errorsBody", "A parameter that is not valid or not known: one message per problem, each naming it")
+
+/** The operations under `base`. */
+const paths = (base: string): Record<string, unknown> => ({
+  [`${base}/messages`]: {
+    get: {
+      tags,
+      summary: "Messages, newest first, a page at a time",
+      parameters: [
+        ...filters,
+        query("limit", `Rows in the page, 1 to ${maxPageSize}`, {
+          type: "integer",
+          minimum: 1,
+          maximum: maxPageSize,
+          default: defaultPageSize
+        }),
+        query("cursor", "The `next_cursor` of the page before")
+      ],
+      responses: { "200": json("InboxMessageList", "A page"), "400": bad }
+    },
+    delete: {
+      tags,
+      summary: "Delete every message",
+      responses: { "200": json("InboxDeleted", "How many were deleted") }
+    }
+  },
+  [`${base}/messages/{id}`]: {
+    get: {
+      tags,
+      summary: "A message: headers, bodies, links, attachments and delivery events",
+      parameters: [id],
+      responses: { "200": json("InboxMessage", "The message"), "404": notFound }
+    },
+    patch: {
+      tags,
+      summary: "Mark a message read or unread",
+      parameters: [id],
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: { $ref: "#/components/schemas/InboxMarkRead" } } }
+      },
+      responses: { "200": json("InboxMessageSummary", "The message"), "400": bad, "404": notFound }
+    },
+    delete: {
+      tags,
+      summary: "Delete a message",
+      parameters: [id],
+      responses: { "200": json("InboxDeleted", "Deleted"), "404": notFound }
+    }
+  },
+  [`${base}/wait`]: {
+    get: {
+      tags,
+      summary: "Wait for the next message that matches",
+      description:
+        "Answers as soon as a matching message arrives, or at once with the newest match created at or " +
+        `after \`since\` when one is there. After \`timeout\` (default ${defaultWaitMillis / 1000}s, at most ` +
+        `${maxWaitMillis / 1000}s) it answers 204 with no body. At most ${maxWaits} waits are open at once.`,
+      parameters: [
+        ...filters,
+        query("timeout", "How long to wait: `10s`, `500ms`, or seconds", {
+          type: "string",
+          pattern: "^[0-9]+(ms|s)?$"
+        })
+      ],
+      responses: {
+        "200": json("InboxMessage", "The message that arrived"),
+        "204": { description: "None arrived within the timeout" },
+        "400": bad,
+        "503": errors("messageBody", "Too many waits are open, or the server is shutting down (Retry-After)")
+      }
+    }
+  }
+})
+
 /** The document; `base` is where the API is served (`/_mailroom/outbox/api`). */
 export const document = (base: string, publicUrl?: string): Record<string, unknown> => {
   const components: Record<string, unknown> = {
@@ -120,13 +198,6 @@ export const document = (base: string, publicUrl?: string): Record<string, unkno
     const generated = Schema.toJsonSchemaDocument(schema)
     Object.assign(components, generated.definitions)
   }
-  const tags = ["inbox"]
-  const id = { name: "id", in: "path", required: true, schema: { type: "string" } }
-  const notFound = errors("messageBody", "No such message in the outbox")
-  const bad = errors(
-    "errorsBody",
-    "A parameter that is not valid or not known: one message per problem, each naming it"
-  )
   const text = JSON.stringify({
     openapi: "3.1.0",
     info: {
@@ -139,77 +210,7 @@ export const document = (base: string, publicUrl?: string): Record<string, unkno
     },
     ...(publicUrl === undefined ? {} : { servers: [{ url: publicUrl }] }),
     tags: [{ name: "inbox", description: "The outbox's messages, for tests" }],
-    paths: {
-      [`${base}/messages`]: {
-        get: {
-          tags,
-          summary: "Messages, newest first, a page at a time",
-          parameters: [
-            ...filters,
-            query("limit", `Rows in the page, 1 to ${maxPageSize}`, {
-              type: "integer",
-              minimum: 1,
-              maximum: maxPageSize,
-              default: defaultPageSize
-            }),
-            query("cursor", "The `next_cursor` of the page before")
-          ],
-          responses: { "200": json("InboxMessageList", "A page"), "400": bad }
-        },
-        delete: {
-          tags,
-          summary: "Delete every message",
-          responses: { "200": json("InboxDeleted", "How many were deleted") }
-        }
-      },
-      [`${base}/messages/{id}`]: {
-        get: {
-          tags,
-          summary: "A message: headers, bodies, links, attachments and delivery events",
-          parameters: [id],
-          responses: { "200": json("InboxMessage", "The message"), "404": notFound }
-        },
-        patch: {
-          tags,
-          summary: "Mark a message read or unread",
-          parameters: [id],
-          requestBody: {
-            required: true,
-            content: { "application/json": { schema: { $ref: "#/components/schemas/InboxMarkRead" } } }
-          },
-          responses: { "200": json("InboxMessageSummary", "The message"), "400": bad, "404": notFound }
-        },
-        delete: {
-          tags,
-          summary: "Delete a message",
-          parameters: [id],
-          responses: { "200": json("InboxDeleted", "Deleted"), "404": notFound }
-        }
-      },
-      [`${base}/wait`]: {
-        get: {
-          tags,
-          summary: "Wait for the next message that matches",
-          description:
-            "Answers as soon as a matching message arrives, or at once with the newest match created at or " +
-            `after \`since\` when one is there. After \`timeout\` (default ${defaultWaitMillis / 1000}s, at most ` +
-            `${maxWaitMillis / 1000}s) it answers 204 with no body. At most ${maxWaits} waits are open at once.`,
-          parameters: [
-            ...filters,
-            query("timeout", "How long to wait: `10s`, `500ms`, or seconds", {
-              type: "string",
-              pattern: "^[0-9]+(ms|s)?$"
-            })
-          ],
-          responses: {
-            "200": json("InboxMessage", "The message that arrived"),
-            "204": { description: "None arrived within the timeout" },
-            "400": bad,
-            "503": errors("messageBody", "Too many waits are open, or the server is shutting down (Retry-After)")
-          }
-        }
-      }
-    },
+    paths: paths(base),
     components: {
       securitySchemes: { viewerToken: { type: "apiKey", in: "header", name: "x-mailroom-viewer-token" } },
       schemas: components

@@ -42,6 +42,13 @@ button[aria-pressed="true"] { background: var(--selected); border-color: var(--a
 #messages li.unread a::before { content: ""; position: absolute; left: .5rem; top: 1.05rem; width: .45rem; height: .45rem; border-radius: 50%; background: var(--accent); }
 #messages li.selected a { background: var(--selected); }
 #messages li.empty { padding: 1.5rem 1rem; color: var(--muted); }
+h2.waiting { font-size: .75rem; text-transform: uppercase; letter-spacing: .04em; margin: .7rem .9rem .2rem; color: var(--muted); }
+#waiting { list-style: none; margin: 0; padding: 0; border-bottom: 2px solid var(--line); }
+#waiting li { display: grid; grid-template-columns: minmax(0, 1fr) auto; grid-template-areas: "from time" "subject subject" "to tags"; gap: .05rem .6rem; padding: .45rem .9rem .45rem 1.35rem; border-bottom: 1px solid var(--line); color: var(--muted); }
+#waiting .from { grid-area: from; } #waiting time { grid-area: time; font-size: .8rem; } #waiting .subject { grid-area: subject; }
+#waiting .to { grid-area: to; font-size: .85rem; } #waiting .tags { grid-area: tags; display: flex; gap: .4rem; font-size: .8rem; }
+#waiting .from, #waiting .subject, #waiting .to { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; }
+#waiting .org, #waiting .status { border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; }
 #more { margin: .75rem 1rem; }
 .keys { margin: .75rem 1rem 1.5rem; color: var(--muted); font-size: .85rem; }
 .keys dl { display: grid; grid-template-columns: max-content 1fr; gap: .15rem .8rem; margin: .5rem 0 0; }

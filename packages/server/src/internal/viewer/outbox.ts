@@ -1,10 +1,10 @@
 // One message of the outbox as the viewer shows it: its `.eml` parsed (inline `cid:` images made data
-// URLs, so the HTML shows them without the network) with its sidecar's blind copies. Lists, searches
+// URLs, so the HTML shows them without the network) with its blind copies. Lists, searches
 // and changes go through the inbox's index; this reads one file, on demand.
 import { readFile } from "node:fs/promises"
 import * as path from "node:path"
 import type { AddressObject, ParsedMail } from "mailparser"
-import { isMessageId } from "../inbox/message.js"
+import { blindCopies, isMessageId } from "../inbox/message.js"
 import { bodyParts } from "./parts.js"
 
 export interface Message {
@@ -12,7 +12,7 @@ export interface Message {
   readonly organization: string
   readonly raw: Buffer
   readonly parsed: ParsedMail
-  /** From the sidecar: the Bcc header is never written. */
+  /** From the outbox's X-Mailroom-Bcc header (a `.json` sidecar for files of earlier versions): never a Bcc header. */
   readonly bcc: ReadonlyArray<string>
   /** The body parts the message has, whatever mailparser derived. */
   readonly parts: { readonly text: boolean; readonly html: boolean }
@@ -20,15 +20,6 @@ export interface Message {
 
 export const addresses = (value: AddressObject | ReadonlyArray<AddressObject> | undefined): string =>
   (value === undefined ? [] : Array.isArray(value) ? value : [value as AddressObject]).map((a) => a.text).join(", ")
-
-const readSidecar = async (file: string): Promise<ReadonlyArray<string>> => {
-  try {
-    const sidecar = JSON.parse(await readFile(file, "utf8")) as { bcc?: unknown }
-    return Array.isArray(sidecar.bcc) ? sidecar.bcc.filter((b): b is string => typeof b === "string") : []
-  } catch {
-    return []
-  }
-}
 
 /** `{dir}/{id}.eml` parsed; undefined when it is not there or not a message mailparser can read. */
 export const read = async (dir: string, id: string): Promise<Message | undefined> => {
@@ -53,7 +44,7 @@ export const read = async (dir: string, id: string): Promise<Message | undefined
     organization: typeof organization === "string" ? organization : "",
     raw,
     parsed,
-    bcc: await readSidecar(path.join(dir, `${id}.json`)),
+    bcc: await blindCopies(parsed, path.join(dir, `${id}.json`)),
     parts: bodyParts(raw)
   }
 }

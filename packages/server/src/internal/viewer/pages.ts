@@ -1,6 +1,7 @@
 // The viewer's pages, rendered on the server: one shell of two panes (the list of messages, and the
 // message open beside it), its rows, and the page of a message that is gone. Every value from a
 // message goes through `html`, which escapes it.
+import type { MessageLog } from "@mailroom/core"
 import type { Row } from "../inbox/store.js"
 import { type Html, html } from "./html.js"
 
@@ -75,8 +76,31 @@ const keys = html`<details class="keys"><summary>Keyboard</summary>
 <dt><kbd>Delete</kbd></dt><dd>delete the message</dd><dt><kbd>Esc</kbd></dt><dd>back to the list</dd></dl>
 </details>`
 
-/** The two panes: the list (with the search) and `view`, the open message or a hint. */
-export const shell = (title: string, list: ListState, view: Html | undefined): Html =>
+/** Messages not in the outbox: waiting for their time, or cancelled before it (from the message log). */
+const waitingList = (waiting: ReadonlyArray<MessageLog.EmailRecord>): Html =>
+  waiting.length === 0
+    ? html``
+    : html`<h2 class="waiting">Scheduled and cancelled</h2>
+<ol id="waiting">${waiting.map(
+        (m) => html`<li data-id="${m.id}" class="${m.status}">
+<span class="from">${m.from}</span>
+${m.scheduled_at === null ? html`` : time(m.scheduled_at)}
+<span class="subject">${m.subject === "" ? "(no subject)" : m.subject}</span>
+<span class="to">to ${m.recipients.map((r) => r.email).join(", ")}</span>
+<span class="tags"><span class="org">${m.organization_id}</span><span class="status">${m.status}</span></span>
+</li>`
+      )}</ol>`
+
+/**
+ * The two panes: the list (with the search) and `view`, the open message or a hint. `waiting`, when
+ * any, is listed above the outbox's messages (as the page loads; a reload refreshes it).
+ */
+export const shell = (
+  title: string,
+  list: ListState,
+  view: Html | undefined,
+  waiting: ReadonlyArray<MessageLog.EmailRecord> = []
+): Html =>
   layout(
     title,
     view === undefined ? "at-list" : "at-message",
@@ -90,6 +114,7 @@ export const shell = (title: string, list: ListState, view: Html | undefined): H
 <button type="button" class="danger" data-delete="${base}messages" data-then="${base}" data-confirm="Delete every message in the outbox?">Delete all</button>
 </header>
 <nav class="list" aria-label="Messages">
+${waitingList(waiting)}
 <ol id="messages">${rows(list.rows, list.query, list.selected)}</ol>
 <button type="button" id="more"${list.next === undefined ? html` hidden` : html``} data-next="${list.next ?? ""}">Older messages</button>
 ${keys}

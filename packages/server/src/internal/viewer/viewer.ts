@@ -25,6 +25,8 @@ export interface Options {
   readonly runtime: ManagedRuntime.ManagedRuntime<MailEvents.MailEvents | MessageLog.MessageLog, unknown>
   /** Where the cause of a 500 goes; the page says only that it failed. Default: console.error. */
   readonly logError?: ((message: string) => void) | undefined
+  /** The messages scheduled or cancelled, from the message log, listed above the outbox's. Default: none. */
+  readonly waiting?: (() => Promise<ReadonlyArray<MessageLog.EmailRecord>>) | undefined
 }
 
 export interface Viewer {
@@ -93,6 +95,7 @@ interface State {
   readonly feeds: ReturnType<typeof makeFeeds>
   readonly context: Message.Context
   readonly logError: (message: string) => void
+  readonly waiting: () => Promise<ReadonlyArray<MessageLog.EmailRecord>>
 }
 
 /** A page of the list, newest first, with the cursor of the next. */
@@ -137,7 +140,7 @@ const route = async (state: State, req: IncomingMessage, res: ServerResponse, ur
   switch (path) {
     case "": {
       const list = await listPage(state.index, query)
-      return page(res, shell("Outbox · mailroom", { ...list, query }, undefined).value)
+      return page(res, shell("Outbox · mailroom", { ...list, query }, undefined, await state.waiting()).value)
     }
     case "rows": {
       const list = await listPage(state.index, query, url.searchParams.get("cursor") ?? undefined)
@@ -207,7 +210,8 @@ export const start = async (options: Options): Promise<Viewer> => {
     list: async (query, selected) => ({ ...(await listPage(index, query)), query, selected })
   }
   const logError = options.logError ?? ((message: string) => console.error(message))
-  const state: State = { access, index, api, feeds, context, logError }
+  const waiting = options.waiting ?? (() => Promise.resolve([]))
+  const state: State = { access, index, api, feeds, context, logError, waiting }
   return {
     url: access.served ? `${options.publicUrl}${base}` : undefined,
     notServed: access.notServed,

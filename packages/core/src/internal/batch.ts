@@ -1,0 +1,126 @@
+// `POST /emails/batch`: each item decoded and sent (or scheduled) on its own, a few at a time, and
+// answered by its index: the accepted in `data`, the refused in `errors`, naming their fields.
+import { Effect, Exit } from "effect"
+import type { Conflict, Unavailable } from "../MailroomError.js"
+import { ValidationError } from "../MailroomError.js"
+import type { ObjectStoreError } from "../ObjectStore.js"
+import type { Principal } from "../Organizations.js"
+import { isProviderError, type ProviderError } from "../ProviderError.js"
+import type * as Wire from "../Wire.js"
+import { maxBatchItems } from "./wireSchedule.js"
+
+type Request = Wire.InProcessSendRequest
+type ItemError = ValidationError | ProviderError | Conflict | ObjectStoreError | Unavailable
+
+/** Which keys an item is sent under: the record's (the caller's Idempotency-Key) and the provider's. */
+export interface Keys {
+  readonly record?: string
+  readonly provider?: string
+}
+
+const notABatch = new ValidationError({
+  errors: [`request: must be an array of 1 to ${maxBatchItems} send requests`]
+})
+
+/** The items of a batch, or the one problem with the whole of it. */
+export const itemsOf = (input: unknown): Effect.Effect<ReadonlyArray<unknown>, ValidationError> =>
+  Array.isArray(input) && input.length >= 1 && input.length <= maxBatchItems
+    ? Effect.succeed(input)
+    : Effect.fail(notABatch)
+
+/** The field a provider's refusal is about, so an item's error names it as validation errors do. */
+const fieldOf: Partial<Record<ProviderError["reason"]["_tag"], string>> = {
+  SenderNotVerified: "from",
+  RecipientNotVerified: "to",
+  RecipientSuppressed: "to",
+  MessageTooLarge: "attachments"
+}
+
+/** An item's failure as the messages `{index, errors}` carries. */
+const messagesOf = (error: ItemError): ReadonlyArray<string> => {
+  if (error._tag === "ValidationError") return error.errors
+  if (isProviderError(error)) {
+    const { reason } = error
+    if (reason._tag === "Unavailable") {
+      return [
+        reason.possiblySent
+          ? "request: the email provider did not confirm the message; it may have been sent, so check before sending it again"
+          : "request: the email provider is unavailable; nothing was sent"
+      ]
+    }
+    const field = fieldOf[reason._tag] ?? "request"
+    // Core's own refusals name their field already (`from: ... is not on a verified domain`).
+    return [reason.message.startsWith(`${field}: `) ? reason.message : `${field}: ${reason.message}`]
+  }
+  if (error._tag === "ObjectStoreError") return [`attachments: ${error.message}`]
+  return [`request: ${error.message}`]
+}
+
+export const make = (options: {
+  readonly decode: (input: unknown) => Effect.Effect<Request, ValidationError>
+  readonly deliver: (
+    principal: Principal,
+    request: Request,
+    keys: Keys
+  ) => Effect.Effect<Wire.SendEmailResponse | Wire.ScheduledEmailResponse, ItemError>
+  readonly providerKey: (principal: Principal, key: string) => string
+  readonly concurrency: number
+}) => {
+  const { decode, deliver, concurrency } = options
+
+  /**
+   * Every item, `concurrency` at a time (each send takes its rate limiter tokens as a single one does).
+   * Under an Idempotency-Key each item reaches the provider under a key of its own, derived from it.
+   */
+  const run = (
+    principal: Principal,
+    items: ReadonlyArray<unknown>,
+    key: string | undefined
+  ): Effect.Effect<Wire.SendBatchResponse> =>
+    Effect.map(
+      Effect.forEach(
+        items,
+        (item, index) =>
+          Effect.exit(
+            Effect.flatMap(decode(item), (request) =>
+              deliver(
+                principal,
+                request,
+                key === undefined
+                  ? {}
+                  : // A space is never part of a key (visible ASCII), so no caller's own key makes the same.
+                    { record: key, provider: options.providerKey(principal, `${key} ${index}`) }
+              )
+            )
+          ),
+        { concurrency }
+      ),
+      (exits) => {
+        const data: Array<Wire.SendBatchResponse["data"][number]> = []
+        const errors: Array<Wire.SendBatchResponse["errors"][number]> = []
+        exits.forEach((exit, index) => {
+          if (Exit.isSuccess(exit)) {
+            const response = exit.value
+            data.push({
+              index,
+              message_id: response.message_id,
+              ...("status" in response
+                ? { status: "scheduled" as const, scheduled_at: response.scheduled_at }
+                : { status: "sent" as const }),
+              ...(response.suppressed === undefined ? {} : { suppressed: response.suppressed })
+            })
+            return
+          }
+          const error = Exit.findErrorOption(exit)
+          errors.push({
+            index,
+            errors:
+              error._tag === "Some" ? messagesOf(error.value) : ["request: internal error; nothing is known to be sent"]
+          })
+        })
+        return { data, errors }
+      }
+    )
+
+  return { run }
+}

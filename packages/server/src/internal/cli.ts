@@ -1,0 +1,74 @@
+// `mailroom`: starts the service from MAILROOM_CONFIG (default mailroom.config.json); PORT and HOST
+// override the file. With --quickstart it prints the example credential and a curl for each step.
+import { isServerStartError, start } from "../Server.js"
+import { isServerConfigError, load } from "../ServerConfig.js"
+import { quickstartText } from "./quickstart.js"
+import { reloadOnSighup } from "./reload.js"
+
+const configPath = process.env.MAILROOM_CONFIG ?? "mailroom.config.json"
+
+const fail = (message: string): never => {
+  console.error(message)
+  process.exit(1)
+}
+
+const portFromEnv = () => {
+  const raw = process.env.PORT
+  if (raw === undefined || raw === "") return undefined
+  const port = Number(raw)
+  return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : fail(`PORT: "${raw}" is not a port number`)
+}
+
+try {
+  const port = portFromEnv()
+  const config = await load(configPath, port === undefined ? {} : { port })
+  const running = await start(config, process.env.HOST ? { host: process.env.HOST } : {})
+  console.log(`mailroom listening on ${running.url} (config: ${configPath})`)
+  // The modules are all compiled by now: their code is written to the cache for the next start.
+  process.getBuiltinModule("node:module").flushCompileCache?.()
+  if (running.viewer !== undefined) console.log(`outbox viewer: ${running.viewer} (every organisation's mail)`)
+  else if (config.provider.kind === "outbox" && config.viewer.enabled) {
+    console.log(
+      `note: the outbox viewer is off: the server listens on ${process.env.HOST} and viewer.token is not set (see the viewer section of the server README)`
+    )
+  }
+  if (config.storage.kind === "local" && config.storage.signingSecret === "change-me") {
+    console.warn(
+      "warning: storage.signingSecret is the example value; anyone who knows it can forge upload and download URLs. Set your own before this server is reachable by others."
+    )
+  }
+  if (config.idempotency.kind === "memory") {
+    console.warn(
+      'note: Idempotency-Keys are kept in memory: a restart forgets them, and other instances do not see them. Several instances serving one API need "idempotency": {"kind": "redis"}.'
+    )
+  }
+  if (config.messages.kind === "memory") {
+    console.warn(
+      'note: message records and suppressions are kept in memory: a restart forgets them, and other instances do not see them. Several instances serving one API need "messages": {"kind": "postgres"}.'
+    )
+  } else if (config.messages.kind === "sqlite" && config.storage.kind !== "local") {
+    console.warn(
+      `note: message records and suppressions are kept in SQLite at ${config.messages.path}, on this machine only. Several instances serving one API need "messages": {"kind": "postgres"}.`
+    )
+  }
+  if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config, running.viewer))
+  reloadOnSighup(configPath, running, port === undefined ? {} : { port })
+  let stopping = false
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      if (stopping) return
+      stopping = true
+      console.log(`${signal}: finishing requests in flight, then stopping`)
+      running.close().then(
+        () => process.exit(0),
+        (cause) => fail(`shutdown failed: ${String(cause)}`)
+      )
+    })
+  }
+} catch (cause) {
+  fail(
+    isServerConfigError(cause) || isServerStartError(cause)
+      ? cause.message
+      : `mailroom could not start: ${String((cause as Error)?.stack ?? cause)}`
+  )
+}
