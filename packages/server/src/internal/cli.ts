@@ -23,9 +23,23 @@ try {
   const port = portFromEnv()
   const config = await load(configPath, port === undefined ? {} : { port })
   const running = await start(config, process.env.HOST ? { host: process.env.HOST } : {})
-  console.log(`mailroom listening on ${running.url} (config: ${configPath})`)
+  // Before the line that says it listens: whoever waits for that line may stop the server at once,
+  // and a SIGTERM with no handler yet would end the process without a graceful stop.
+  let stopping = false
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      if (stopping) return
+      stopping = true
+      console.log(`${signal}: finishing requests in flight, then stopping`)
+      running.close().then(
+        () => process.exit(0),
+        (cause) => fail(`shutdown failed: ${String(cause)}`)
+      )
+    })
+  }
   // The modules are all compiled by now: their code is written to the cache for the next start.
   process.getBuiltinModule("node:module").flushCompileCache?.()
+  console.log(`mailroom listening on ${running.url} (config: ${configPath})`)
   if (running.viewer !== undefined) console.log(`outbox viewer: ${running.viewer} (every organisation's mail)`)
   else if (config.provider.kind === "outbox" && config.viewer.enabled) {
     console.log(
@@ -53,18 +67,6 @@ try {
   }
   if (process.argv.includes("--quickstart")) console.log(quickstartText(running.url, config, running.viewer))
   reloadOnSighup(configPath, running, port === undefined ? {} : { port })
-  let stopping = false
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.on(signal, () => {
-      if (stopping) return
-      stopping = true
-      console.log(`${signal}: finishing requests in flight, then stopping`)
-      running.close().then(
-        () => process.exit(0),
-        (cause) => fail(`shutdown failed: ${String(cause)}`)
-      )
-    })
-  }
 } catch (cause) {
   fail(
     isServerConfigError(cause) || isServerStartError(cause)
