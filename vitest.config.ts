@@ -7,40 +7,36 @@ import { BaseSequencer, type TestSpecification } from "vitest/node"
 // out: it makes Vite pick the AWS SDK's dist-es build, whose extensionless imports Node cannot load.
 const conditions = ["@mailroom/source", ...defaultServerConditions.filter((c) => c !== "module")]
 
-// Files that change what the whole process sees (they set environment variables or stub a global),
-// or that import modules which read the environment once: each runs in a fresh worker, as its own
-// process. Every other file shares a worker with the files before it, so Effect, the SDKs and the
-// packages are loaded once per worker rather than once per file (half the suite's CPU time). A test
-// file that sets process.env or stubs a global belongs in this list.
+// Files that change what the whole process sees and leave it changed, or that import modules which
+// read the environment once: each runs in a fresh worker, as its own process. Every other file
+// shares a worker with the files before it, so Effect, the SDKs and the packages are loaded once per
+// worker rather than once per file (half the suite's CPU time). A test file that sets process.env or
+// stubs a global and does not put it back (test-support's withEnvironment, withoutAwsCredentials,
+// vi.unstubAllGlobals in a finalizer) belongs in this list.
 const ownProcess = [
-  // Example apps configured through the environment, each imported as a fresh process would.
+  // Example apps configured through the environment (set for the file, never put back), each
+  // imported as a fresh process would import it.
   "examples/aws/test/*.test.ts",
   "examples/nextjs/test/*.test.ts",
   "examples/resend/test/*.test.ts",
-  "examples/smtp/test/*.test.ts",
-  "packages/gcs/test/options.test.ts",
-  "packages/s3/test/options.test.ts",
-  "packages/s3/test/S3ObjectStore.test.ts",
-  "packages/ses/test/verify.test.ts",
-  "packages/ses/test/SesSendQuota.test.ts",
-  // vi.stubGlobal("fetch"), never unstubbed.
-  "packages/postmark/test/transportFailures.test.ts"
+  "examples/smtp/test/*.test.ts"
 ]
 
 // The files that wait longest on real peers and real timers (10 s or more each). They start first:
 // on a fresh clone Vitest has no durations yet and would order by file size, leaving one of them
 // to run alone at the end. Once a run has recorded durations, those order the rest.
 const slowest = [
+  "packages/server/test/scheduled.test.ts",
   "packages/server/test/eventsRedis.test.ts",
+  "packages/server/test/scheduledFleet.test.ts",
   "packages/server/test/smtp.test.ts",
-  "packages/server/test/startup.test.ts",
-  "packages/postgres/test/PostgresOrganizations.test.ts",
-  "packages/sqlite/test/PersistedQueue.test.ts",
-  "packages/server/test/fleet.test.ts",
-  "examples/testing-playwright/test/e2e.test.ts",
+  "packages/server/test/fileHandles.test.ts",
   "packages/server/test/viewerQuickstart.test.ts",
+  "packages/sqlite/test/PersistedQueue.test.ts",
   "packages/server/test/viewerLayout.test.ts",
-  "packages/server/test/fileHandles.test.ts"
+  "packages/server/test/startup.test.ts",
+  "packages/server/test/viewer.test.ts",
+  "packages/redis/test/RedisQueueStore.test.ts"
 ]
 
 class SlowestFirst extends BaseSequencer {
