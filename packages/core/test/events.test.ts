@@ -1,7 +1,7 @@
 // Delivery events in process: routing to organisations, subscribers (Effect stream and Promise callback),
 // and the Standard Webhooks delivery with retries, checked at a real receiver with the reference verifier.
 import { assert, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Logger, Option, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Stream } from "effect"
 import { PersistedQueue } from "effect/persistence"
 import { Webhook } from "standardwebhooks"
 import { afterAll, describe, it as vitest } from "vitest"
@@ -30,12 +30,14 @@ const event = (type: MailEvent.Type, organizationId: string | undefined, recipie
     raw: { recipient }
   })
 
-/** Log lines written while `effect` runs. */
-const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+/** Log lines written while `effect` runs, each also shown to `onLine` as it is written. */
+const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>, onLine: (line: string) => void = () => {}) =>
   Effect.gen(function* () {
     const lines: Array<string> = []
     const logger = Logger.make(({ message }) => {
-      lines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+      const line = (Array.isArray(message) ? message : [message]).map(String).join(" ")
+      lines.push(line)
+      onLine(line)
     })
     const result = yield* effect.pipe(Effect.provide(Logger.layer([logger])))
     return { result, lines }
@@ -239,21 +241,28 @@ describe("WebhookDelivery", () => {
   it.live("gives up, with an error log line, on an event older than giveUpAfter", () =>
     Effect.gen(function* () {
       const receiver = yield* Effect.acquireRelease(
-        Effect.promise(() => startWebhookReceiver({ statuses: Array(100).fill(503) })),
+        Effect.promise(() => startWebhookReceiver({ statuses: Array(1000).fill(503) })),
         (r) => Effect.promise(() => r.close())
       )
+      // Awaited, not slept on: giveUpAfter is fifty retry delays, so the retries come before it on
+      // any machine, and the give-up is known by its log line however late it comes.
+      const gaveUp = Deferred.makeUnsafe<void>()
       const { result: attempts, lines } = yield* captureLogs(
         deliver(
           [{ organizationId: "org_acme", url: receiver.url, secret }],
-          { firstDelay: "20 millis", maxDelay: "20 millis", giveUpAfter: "150 millis" },
+          { firstDelay: "20 millis", maxDelay: "20 millis", giveUpAfter: "1 second" },
           [event("delivered", "org_acme")],
           Effect.gen(function* () {
-            yield* Effect.sleep("600 millis")
+            yield* Deferred.await(gaveUp)
             const attempts = receiver.requests.length
+            // Several retry delays: an attempt after giving up would have come by now.
             yield* Effect.sleep("150 millis")
             return attempts
           })
-        )
+        ),
+        (line) => {
+          if (line.includes("gave up on event")) Deferred.doneUnsafe(gaveUp, Exit.void)
+        }
       )
       assert.isAtLeast(attempts, 2)
       assert.isTrue(

@@ -10,9 +10,9 @@ import { type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from
 import { type RedisServer, startRedisServer } from "@mailroom/test-support"
 import { createClient } from "redis"
 import { Webhook } from "standardwebhooks"
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { Server, ServerConfig } from "../src/index.js"
-import { type ServerProcess, startServer } from "./support/serverProcess.js"
+import { startServer } from "./support/serverProcess.js"
 
 const secret = `whsec_${Buffer.from("acme-webhook-signing-key-32bytes").toString("base64")}`
 const apiKey = "mr_test_acme"
@@ -49,20 +49,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 let redis: RedisServer
 let dir: string
-const receivers: Array<WebhookReceiver> = []
-const servers: Array<ServerProcess> = []
-const receiver = async (statuses: ReadonlyArray<number | "hang"> = []) => {
+/** Closes what a test started once it has finished, whichever way. */
+type Cleanup = (fn: () => Promise<void>) => void
+const receiver = async (cleanup: Cleanup, statuses: ReadonlyArray<number | "hang"> = []) => {
   const started = await startWebhookReceiver({ statuses })
-  receivers.push(started)
+  cleanup(() => started.close())
+  return started
+}
+const server = async (cleanup: Cleanup, path: string) => {
+  const started = await startServer(path, { REDIS_URL: redis.url })
+  cleanup(() => started.stop())
   return started
 }
 beforeAll(async () => {
   redis = await startRedisServer()
   dir = await mkdtemp(join(tmpdir(), "mailroom-events-redis-"))
-})
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.stop()))
-  await Promise.all(receivers.splice(0).map((r) => r.close()))
 })
 afterAll(async () => {
   await redis?.dispose()
@@ -144,9 +145,9 @@ describe("events.queue on Redis in the config file", () => {
 })
 
 describe("one Redis for Idempotency-Keys and the queue", () => {
-  const clientsOf = async (queue: Record<string, unknown>, idempotency: unknown) => {
+  const clientsOf = async (cleanup: Cleanup, queue: Record<string, unknown>, idempotency: unknown) => {
     const home = await mkdtemp(join(dir, "connections-"))
-    const config = configFor(await receiver(), queue, idempotency)
+    const config = configFor(await receiver(cleanup), queue, idempotency)
     const before = await redisClients()
     const server = await Server.start(ServerConfig.parse(config, { baseDir: home, env: {} }), { log: () => {} })
     try {
@@ -156,14 +157,19 @@ describe("one Redis for Idempotency-Keys and the queue", () => {
     }
   }
 
-  it("the same URL is one connection; another URL is another", async () => {
-    assert.strictEqual(await clientsOf({ kind: "redis" }, { kind: "redis", url: redis.url }), 1)
-    assert.strictEqual(await clientsOf({ kind: "redis", url: `${redis.url}/1` }, { kind: "redis", url: redis.url }), 2)
+  it("the same URL is one connection; another URL is another", async ({ onTestFinished }) => {
+    assert.strictEqual(await clientsOf(onTestFinished, { kind: "redis" }, { kind: "redis", url: redis.url }), 1)
+    assert.strictEqual(
+      await clientsOf(onTestFinished, { kind: "redis", url: `${redis.url}/1` }, { kind: "redis", url: redis.url }),
+      2
+    )
   })
 })
 
-describe("two server processes on one Redis", () => {
-  const startTwo = async (acme: WebhookReceiver) => {
+// Concurrent: each test has a queue (a key prefix), receivers and servers of its own, and most of
+// their time is spent waiting on retry delays and lock expiries, which overlap.
+describe.concurrent("two server processes on one Redis", () => {
+  const startTwo = async (cleanup: Cleanup, acme: WebhookReceiver) => {
     const home = await mkdtemp(join(dir, "two-"))
     const path = join(home, "mailroom.config.json")
     // A queue of its own per test; the URL comes from the idempotency section, itself from REDIS_URL.
@@ -171,19 +177,17 @@ describe("two server processes on one Redis", () => {
       path,
       JSON.stringify(configFor(acme, { kind: "redis", prefix: `t:${randomUUID()}:` }, { kind: "redis" }))
     )
-    const started = await Promise.all([
-      startServer(path, { REDIS_URL: redis.url }),
-      startServer(path, { REDIS_URL: redis.url })
-    ])
-    servers.push(...started)
+    const started = await Promise.all([server(cleanup, path), server(cleanup, path)])
     return { started, path }
   }
 
-  it("the instance making the attempts is killed before one succeeds: the other delivers the same webhook-id, nothing lost", async () => {
-    const acme = await receiver([500, 500])
+  it("the instance making the attempts is killed before one succeeds: the other delivers the same webhook-id, nothing lost", async ({
+    onTestFinished
+  }) => {
+    const acme = await receiver(onTestFinished, [500, 500])
     const {
       started: [a, b]
-    } = await startTwo(acme)
+    } = await startTwo(onTestFinished, acme)
     if (a === undefined || b === undefined) throw new Error("two servers")
     // Whichever instance takes the event logs its failed attempt; that one is killed.
     const attempted = Promise.any([
@@ -218,11 +222,13 @@ describe("two server processes on one Redis", () => {
     assert.strictEqual(acme.requests.length, 3)
   }, 60_000)
 
-  it("20 sends spread over both, each delivered exactly once to a receiver answering 200", async () => {
-    const acme = await receiver()
+  it("20 sends spread over both, each delivered exactly once to a receiver answering 200", async ({
+    onTestFinished
+  }) => {
+    const acme = await receiver(onTestFinished)
     const {
       started: [a, b]
-    } = await startTwo(acme)
+    } = await startTwo(onTestFinished, acme)
     if (a === undefined || b === undefined) throw new Error("two servers")
     const messageIds = await Promise.all(
       Array.from({ length: 20 }, (_, i) => send((i % 2 === 0 ? a : b).url, `user${i}@example.com`))
@@ -243,22 +249,23 @@ describe("two server processes on one Redis", () => {
     }
   })
 
-  it("an instance killed while its receiver stalls: once the attempt's lock lapses, another delivers it", async () => {
-    const acme = await receiver(["hang"])
+  it("an instance killed while its receiver stalls: once the attempt's lock lapses, another delivers it", async ({
+    onTestFinished
+  }) => {
+    const acme = await receiver(onTestFinished, ["hang"])
     const home = await mkdtemp(join(dir, "stall-"))
     const path = join(home, "mailroom.config.json")
     await writeFile(path, JSON.stringify(configFor(acme, { kind: "redis", prefix: `t:${randomUUID()}:` })))
-    const a = await startServer(path, { REDIS_URL: redis.url })
-    servers.push(a)
+    const a = await server(onTestFinished, path)
     const messageId = await send(a.url, "alice@example.com")
     await acme.waitFor(1)
     a.signal("SIGKILL")
-    const b = await startServer(path, { REDIS_URL: redis.url })
-    servers.push(b)
+    await server(onTestFinished, path)
     const killed = Date.now()
-    // The lock expires 20 s after its last renewal; instances look for lapsed locks every 5 s.
-    const requests = await acme.waitFor(2, 40_000)
-    assert.isAtMost(Date.now() - killed, 30_000)
+    // The lock expires 20 s after its last renewal; instances look for lapsed locks every 5 s. The
+    // bound leaves a loaded machine room, and is half the 90 s of Effect's own lock expiry.
+    const requests = await acme.waitFor(2, 60_000)
+    assert.isAtMost(Date.now() - killed, 45_000)
     assert.deepStrictEqual(
       requests.map((r) => r.status),
       ["hang", 200]
@@ -267,5 +274,5 @@ describe("two server processes on one Redis", () => {
     const [payload] = verified([requests[1] as ReceivedRequest])
     assert.strictEqual(payload?.message_id, messageId)
     assert.strictEqual(payload?.type, "delivered")
-  }, 60_000)
+  }, 90_000)
 })

@@ -94,7 +94,9 @@ describe("the mailroom command with organisations from PostgreSQL", () => {
     const elapsed = Date.now() - revokedAt
     assert.strictEqual(refused.status, 401)
     assert.deepStrictEqual(refused.body, { message: "missing, invalid or revoked credential" })
-    assert.isAtMost(elapsed, cacheSeconds * 1000 + 500, `refused ${elapsed} ms after revoking`)
+    // cacheSeconds plus the time a lookup and a request take on a loaded machine: still well under
+    // the 5 s a server that ignored cacheSeconds would keep the key.
+    assert.isAtMost(elapsed, cacheSeconds * 1000 + 1500, `refused ${elapsed} ms after revoking`)
     const send = await call("/emails", key, message())
     assert.deepStrictEqual(send, { status: 401, body: { message: "missing, invalid or revoked credential" } })
     // The organisation's other key is untouched.

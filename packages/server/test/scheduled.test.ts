@@ -100,7 +100,8 @@ describe("scheduled sends on one server", () => {
 
   it("a message scheduled 3 s ahead is not in the outbox after 1 s and is there, once, by 8 s; one cancelled never is", async () => {
     const started = Date.now()
-    const kept = await api(server, "POST", "/emails", { ...message("kept"), scheduled_at: inSeconds(3) })
+    const due = inSeconds(3)
+    const kept = await api(server, "POST", "/emails", { ...message("kept"), scheduled_at: due })
     const dropped = await api(server, "POST", "/emails", { ...message("dropped"), scheduled_at: inSeconds(3) })
     assert.strictEqual(kept.status, 202, JSON.stringify(kept.body))
     assert.strictEqual(kept.body.status, "scheduled")
@@ -109,7 +110,9 @@ describe("scheduled sends on one server", () => {
     const cancelled = await api(server, "POST", `/emails/${dropped.body.message_id}/cancel`)
     assert.deepStrictEqual(cancelled.body, { message_id: dropped.body.message_id, status: "cancelled" })
     await pause(Math.max(0, started + 1000 - Date.now()))
-    assert.notInclude(await world.outbox(), keptFile, "not after 1 s")
+    const early = await world.outbox()
+    // On a loaded machine this look may come late; only one made before its time says anything.
+    if (Date.now() < Date.parse(due)) assert.notInclude(early, keptFile, "not before its time")
     await eventually(
       "the scheduled message is in the outbox",
       async () => (await world.outbox()).includes(keptFile),

@@ -52,16 +52,23 @@ describe("a dependency the config names cannot be used at start-up", () => {
     const started = Date.now()
     const server = run(path, { ...bare, ...env })
     // A server that starts after all is stopped here, not left running once the test has failed.
+    let timer: NodeJS.Timeout | undefined
     const code = await Promise.race([
       server.exited,
-      new Promise<"running">((resolve) => setTimeout(() => resolve("running"), 15_000))
+      new Promise<"running">((resolve) => {
+        timer = setTimeout(() => resolve("running"), 25_000)
+      })
     ])
+    clearTimeout(timer)
     if (code === "running") server.child.kill("SIGKILL")
     const took = Date.now() - started
     const { stdout, stderr } = server.output()
     const output = `${stdout}${stderr}`
     assert.strictEqual(code, 1, output)
-    assert.isAtMost(took, 10_000, `exited after ${took} ms:\n${output}`)
+    // Within 10 s on an idle machine: at most the 5 s each dependency is given, plus Node loading the
+    // command and the dependency's SDK, which takes seconds more on a loaded one. Twice that still
+    // fails a server that waits on a driver's own retries (minutes) or for ever.
+    assert.isAtMost(took, 20_000, `exited after ${took} ms:\n${output}`)
     assert.notMatch(output, /^\s+at /m, `a stack trace:\n${output}`)
     assert.notInclude(output, password)
     return { output, path }

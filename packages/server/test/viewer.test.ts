@@ -269,7 +269,9 @@ describe("the outbox viewer, in Chromium", () => {
     const preview = page.locator(".previews-images img")
     await preview.waitFor()
     assert.strictEqual(await preview.getAttribute("alt"), "chart.png")
-    assert.strictEqual(await preview.evaluate((img: HTMLImageElement) => img.naturalWidth), 40, "the image drew")
+    // decode() waits for the image to load: the element is in the page before its bytes arrive.
+    const drawn = await preview.evaluate((img: HTMLImageElement) => img.decode().then(() => img.naturalWidth))
+    assert.strictEqual(drawn, 40, "the image drew")
     const link = page.locator("#attachments a", { hasText: "Relevé (août) 'v2'.pdf" })
     assert.include(await page.locator("#attachments tbody").textContent(), "application/pdf")
     const [download] = await Promise.all([page.waitForEvent("download"), link.click()])
