@@ -3,6 +3,7 @@
 // list or a paused account.
 import { mkdir } from "node:fs/promises"
 import * as path from "node:path"
+import { Readable } from "node:stream"
 import { EmailProvider, MailEvent, MailEvents, MessageLog, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import { Clock, Config, Duration, Effect, Layer, Option, Scope } from "effect"
@@ -120,6 +121,33 @@ const mailComposer = () => {
   return composerModule
 }
 
+// A slice is a whole number of base64 lines (57 bytes make 76 characters), so the encoder carries no
+// bytes over from one slice to the next.
+const sliceBytes = 57 * 1024
+
+/** A file's bytes as a stream of views into them: the composer then encodes a slice at a time. */
+const sliced = (content: Uint8Array) =>
+  Readable.from(
+    (function* () {
+      for (let at = 0; at < content.byteLength; at += sliceBytes) {
+        yield Buffer.from(content.buffer, content.byteOffset + at, Math.min(sliceBytes, content.byteLength - at))
+      }
+    })(),
+    { objectMode: false }
+  )
+
+class TooLarge extends Error {}
+
+/** The chunks of `source`, failing with `TooLarge` at the first that takes them over `maxBytes`. */
+async function* limited(source: AsyncIterable<Uint8Array>, maxBytes: number): AsyncGenerator<Uint8Array> {
+  let bytes = 0
+  for await (const chunk of source) {
+    bytes += chunk.byteLength
+    if (bytes > maxBytes) throw new TooLarge()
+    yield chunk
+  }
+}
+
 const fail = (reason: ProviderError.Reason) =>
   Effect.fail(new ProviderError.ProviderError({ provider: "outbox", reason }))
 
@@ -161,54 +189,55 @@ const build = (
   const suppressed = new Set(options.suppressedRecipients?.map((r) => r.toLowerCase()) ?? [])
   const isSuppressed = (recipient: string) => suppressed.has(recipient.toLowerCase())
 
-  const render = (email: EmailProvider.OutboundEmail, messageId: string) =>
-    Effect.tryPromise({
-      try: async (): Promise<Uint8Array> => {
-        const MailComposer = await mailComposer()
-        const headers = [
-          ...Headers.fieldsOf(email),
-          ...metadataHeaders(email.metadata),
-          ...(email.bcc.length === 0 ? [] : [{ key: bccHeader, value: email.bcc.join(", ") }])
-        ]
-        // The composer writes ASCII as it is, so text that reads as an encoded-word is encoded first.
-        const composer = new MailComposer({
-          from:
-            email.from.name === undefined
-              ? email.from.address
-              : { name: Adapter.headerText(email.from.name), address: email.from.address },
-          to: [...email.to],
-          cc: [...email.cc],
-          bcc: [...email.bcc],
-          replyTo: [...email.replyTo],
-          subject: Adapter.headerText(email.subject),
-          messageId: messageIdHeader(messageId),
-          date: now(),
-          ...(email.text === undefined ? {} : { text: email.text }),
-          ...(email.html === undefined ? {} : { html: email.html }),
-          attachments: email.attachments.map((a) => ({
-            filename: Adapter.headerText(a.filename),
-            contentType: a.contentType,
-            content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength),
-            // As the vendors send every file: base64, a download unless the HTML shows it by its cid. The
-            // composer would write a message/* part raw (8bit) and inline, where its own boundary lines
-            // and bare line ends would read as the outer message's.
-            ...(a.contentId === undefined
-              ? { contentDisposition: "attachment" as const }
-              : { cid: a.contentId, contentDisposition: "inline" as const }),
-            contentTransferEncoding: "base64"
-          })),
-          headers,
-          normalizeHeaderKey: Headers.keepCase(headers),
-          // Everything the message holds is given inline; the composer must never read a path or a URL.
-          disableFileAccess: true,
-          disableUrlAccess: true
-        })
-        // MailComposer leaves Bcc out of the headers: the blind copies are in X-Mailroom-Bcc.
-        const node = composer.compile()
-        return await node.build()
-      },
-      catch: Errors.toProviderError
+  // The message as nodemailer composes it, streamed: each file is fed in slices of its bytes (never
+  // copied), so the base64 and the message exist only a chunk at a time on their way to the disk.
+  const compose = (
+    MailComposer: typeof MailComposerClass,
+    email: EmailProvider.OutboundEmail,
+    messageId: string,
+    date: Date
+  ) => {
+    const headers = [
+      ...Headers.fieldsOf(email),
+      ...metadataHeaders(email.metadata),
+      ...(email.bcc.length === 0 ? [] : [{ key: bccHeader, value: email.bcc.join(", ") }])
+    ]
+    // The composer writes ASCII as it is, so text that reads as an encoded-word is encoded first.
+    const composer = new MailComposer({
+      from:
+        email.from.name === undefined
+          ? email.from.address
+          : { name: Adapter.headerText(email.from.name), address: email.from.address },
+      to: [...email.to],
+      cc: [...email.cc],
+      bcc: [...email.bcc],
+      replyTo: [...email.replyTo],
+      subject: Adapter.headerText(email.subject),
+      messageId: messageIdHeader(messageId),
+      date,
+      ...(email.text === undefined ? {} : { text: email.text }),
+      ...(email.html === undefined ? {} : { html: email.html }),
+      attachments: email.attachments.map((a) => ({
+        filename: Adapter.headerText(a.filename),
+        contentType: a.contentType,
+        content: sliced(a.content),
+        // As the vendors send every file: base64, a download unless the HTML shows it by its cid. The
+        // composer would write a message/* part raw (8bit) and inline, where its own boundary lines
+        // and bare line ends would read as the outer message's.
+        ...(a.contentId === undefined
+          ? { contentDisposition: "attachment" as const }
+          : { cid: a.contentId, contentDisposition: "inline" as const }),
+        contentTransferEncoding: "base64"
+      })),
+      headers,
+      normalizeHeaderKey: Headers.keepCase(headers),
+      // Everything the message holds is given inline; the composer must never read a path or a URL.
+      disableFileAccess: true,
+      disableUrlAccess: true
     })
+    // MailComposer leaves Bcc out of the headers: the blind copies are in X-Mailroom-Bcc.
+    return composer.compile().createReadStream()
+  }
 
   // The directory is made once; one removed later is made again when a write finds it missing.
   let dirReady: Promise<unknown> | undefined
@@ -217,21 +246,38 @@ const build = (
     return dirReady
   }
 
-  // Written to a temporary name, made durable, then renamed into place: a `.eml` is never seen half-written.
-  const write = (messageId: string, raw: Uint8Array) =>
+  // Composed straight into a temporary file, made durable, then renamed into place: a `.eml` is never
+  // seen half-written, and one over the size limit is refused as it passes it, with nothing written.
+  const write = (email: EmailProvider.OutboundEmail, messageId: string) =>
     Effect.tryPromise({
       try: async () => {
+        const MailComposer = await mailComposer()
+        const date = now()
         const target = path.join(dir, `${messageId}.eml`)
+        const attempt = () =>
+          Storage.writeStreamDurably(
+            dir,
+            target,
+            limited(compose(MailComposer, email, messageId, date), limits.maxMessageBytes)
+          )
         await ensureDir()
         try {
-          await Storage.writeFileDurably(dir, target, raw)
+          await attempt()
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
           await ensureDir(true)
-          await Storage.writeFileDurably(dir, target, raw)
+          await attempt()
         }
       },
-      catch: Errors.toProviderError
+      catch: (error) =>
+        error instanceof TooLarge
+          ? new ProviderError.ProviderError({
+              provider: "outbox",
+              reason: new ProviderError.MessageTooLarge({
+                message: `the message is over the limit of ${limits.maxMessageBytes} bytes`
+              })
+            })
+          : Errors.toProviderError(error)
     })
 
   // The caller learns the code and that nothing was sent; whoever runs the server reads the cause.
@@ -300,15 +346,11 @@ const build = (
       if (refused !== undefined) return yield* fail(refused)
       // Mailroom's own id when core gave one (the file is then named as the API answered), else a new one.
       const messageId = email.metadata?.[MailEvent.messageKey] ?? MessageLog.makeId()
-      const raw = yield* render(email, messageId).pipe(Effect.tapError(logFailure("rendered")))
-      if (raw.byteLength > limits.maxMessageBytes) {
-        return yield* fail(
-          new ProviderError.MessageTooLarge({
-            message: `the message is ${raw.byteLength} bytes, over the limit of ${limits.maxMessageBytes}`
-          })
+      yield* write(email, messageId).pipe(
+        Effect.tapError((error) =>
+          error.reason._tag === "MessageTooLarge" ? Effect.void : logFailure("written")(error)
         )
-      }
-      yield* write(messageId, raw).pipe(Effect.tapError(logFailure("written")))
+      )
       if (options.events !== undefined) {
         const acted = Simulator.accepted({
           provider: "outbox",

@@ -23,8 +23,8 @@ const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
 
 /**
  * What a file of `bytes` costs a send in memory: its bytes, and their base64 in the message or the
- * request the provider builds (about 2.35 times the file). The outbox composes the message in one
- * buffer of its exact size; SES's SDK encodes the file into its JSON request.
+ * request the provider builds (about 2.35 times the file): SES's SDK encodes the file into its JSON
+ * request. The outbox streams its message to disk and holds less, so this bounds it too.
  */
 export const heldFor = (bytes: number): number => bytes + base64Length(bytes)
 const encoder = new TextEncoder()

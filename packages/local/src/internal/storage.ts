@@ -229,6 +229,60 @@ export const writeFileDurably = async (tmpDir: string, target: string, content: 
   }
 }
 
+// Up to this much of a streamed file is gathered before it is written: a small file (most messages)
+// takes the one durable write above, a large one is written as it comes and never held whole.
+const gatheredBytes = 256 * 1024
+
+/**
+ * As `writeFileDurably`, for content that arrives in chunks: held only until it passes
+ * `gatheredBytes`, then written as it comes to a temporary file made durable with one fdatasync at
+ * the end and renamed to `target`. A failure of `source` or the disk removes the temporary file and
+ * leaves `target` as it was.
+ */
+export const writeStreamDurably = async (
+  tmpDir: string,
+  target: string,
+  source: AsyncIterable<Uint8Array>
+): Promise<void> => {
+  const gathered: Array<Uint8Array> = []
+  let size = 0
+  let temporary: { readonly file: string; readonly handle: FileHandle } | undefined
+  let position = 0
+  const flush = async (handle: FileHandle) => {
+    for (const chunk of gathered.splice(0)) {
+      for (let offset = 0; offset < chunk.byteLength; ) {
+        const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset, position)
+        offset += bytesWritten
+        position += bytesWritten
+      }
+    }
+    size = 0
+  }
+  try {
+    for await (const chunk of source) {
+      gathered.push(chunk)
+      size += chunk.byteLength
+      if (size < gatheredBytes) continue
+      if (temporary === undefined) {
+        const file = path.join(tmpDir, `.${path.basename(target)}.${randomUUID()}.tmp`)
+        temporary = { file, handle: await open(file, "wx") }
+      }
+      await flush(temporary.handle)
+    }
+    if (temporary === undefined) return await writeFileDurably(tmpDir, target, Buffer.concat(gathered))
+    await flush(temporary.handle)
+    await temporary.handle.datasync()
+    await temporary.handle.close()
+    await rename(temporary.file, target)
+  } catch (error) {
+    if (temporary !== undefined) {
+      await temporary.handle.close().catch(() => undefined)
+      await rm(temporary.file, { force: true })
+    }
+    throw error
+  }
+}
+
 /** Writes `content` to `target` through a temporary file in `tmpDir` (same file system) and a rename. */
 export const writeFileAtomic = async (tmpDir: string, target: string, content: Uint8Array): Promise<void> => {
   await mkdir(tmpDir, { recursive: true })
