@@ -1,6 +1,10 @@
 // Attachment operations of the API: presigned uploads, download URLs and deletion, by storage key
 // or by `att_` id, each confined to the caller's own `attachments/{orgId}/` prefix.
-import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as AttachmentKey from "./internal/attachmentKey.js"
 import { sanitizeFilename } from "./internal/filename.js"
 import { defaultMaxUploadBytes } from "./internal/options.js"

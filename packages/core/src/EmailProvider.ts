@@ -1,7 +1,14 @@
 // The sending interface: one normalised message in, the provider's message id out. Adapters (SES,
 // Postmark, the local outbox) implement it; this module also holds the memory provider.
 import { randomUUID } from "node:crypto"
-import { Clock, type Config, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import { type FailoverOptions, failover } from "./internal/failover.js"
 import { publishAccepted } from "./internal/publish.js"
 import * as MailEvent from "./MailEvent.js"

@@ -1,6 +1,7 @@
 // An inbound webhook a provider calls with its delivery records: it checks that the caller is the
 // provider, and translates each record into MailEvents. @mailroom/http serves each at POST /webhooks/{name}.
-import { type Effect, Redacted } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { guard, ReasonError, reasonOf, TaggedReason } from "./internal/reasonError.js"
 import { isHashed, matcher } from "./internal/secret.js"
 import type * as MailEvent from "./MailEvent.js"

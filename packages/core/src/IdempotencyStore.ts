@@ -1,6 +1,10 @@
 // Remembers, per (organisation, Idempotency-Key), the request it was first used with and what came
 // of it, for 24 hours, so a retried send replays its first answer instead of sending twice.
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Unavailable } from "./MailroomError.js"
 import type { ScheduledEmailResponse, SendBatchResponse, SendEmailResponse } from "./Wire.js"
 

@@ -1,7 +1,7 @@
 // One delivery event, whichever provider reported it: the schema every adapter translates its vendor's
 // records into, the body of the webhook an organisation receives, and the stable id of each event.
 import { createHash } from "node:crypto"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * What happened, in the vocabulary of Django Anymail (the de facto cross-vendor one): `sent` (the

@@ -1,7 +1,15 @@
 // Where delivery events go: each is routed to the organisation that sent its message (one for no known
 // organisation is dropped with a log line), recorded on its message (suppressing a recipient that
 // bounced hard or complained), handed to the durable sinks, then to in-process subscribers.
-import { Clock, Context, Data, Effect, Layer, Option, PubSub, type Scope, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { guard, mark } from "./internal/reasonError.js"
 import type * as MailEvent from "./MailEvent.js"
 import type { Unavailable } from "./MailroomError.js"

@@ -1,6 +1,10 @@
 // The send operations of the API: validates a request, applies the organisation's sender domains and
 // the provider's limits, sends now (bounded retries) or schedules, sends batches, honours Idempotency-Key.
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { EmailProvider, type OutboundAttachment } from "./EmailProvider.js"
 import { IdempotencyStore } from "./IdempotencyStore.js"
 import * as Batch from "./internal/batch.js"

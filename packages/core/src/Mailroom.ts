@@ -1,6 +1,11 @@
 // Everything wired together: one layer for Effect users, and a Promise facade for backends that do
 // not use Effect, whose methods reject with the same typed errors.
-import { Effect, Exit, Layer, ManagedRuntime, Scope, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Attachments from "./Attachments.js"
 import type { EmailProvider } from "./EmailProvider.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"

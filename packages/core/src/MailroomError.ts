@@ -1,6 +1,7 @@
 // The errors of mailroom's operations. Core knows nothing of HTTP: @mailroom/http maps each of these
 // (and ProviderError's reasons) to a status and the body shape the spec names.
-import { Data, type Duration } from "effect"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
 import { guard, mark } from "./internal/reasonError.js"
 
 /** The request is invalid; one message per problem, each "<path>: <what is wrong>". */

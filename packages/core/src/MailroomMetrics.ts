@@ -1,6 +1,9 @@
 // The metrics and spans core records with Effect's own Metric and Tracer: each call to the provider
 // (outcome, latency), retries and idempotent replays. effect/observability exports them (Prometheus, OTLP).
-import { Clock, Effect, Exit, Metric } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
 import type { EmailProvider } from "./EmailProvider.js"
 import { spanIn } from "./internal/tracing.js"
 

@@ -1,8 +1,12 @@
 // Every message mailroom accepted, as a record: each recipient's state, the delivery events that moved
 // it, and what `GET /emails` answers. The send path writes it; delivery events only move it forward.
 
-import type { Config, Duration } from "effect"
-import { Context, Effect, Layer, Schema } from "effect"
+import type * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Memory from "./internal/memoryMessageLog.js"
 import * as Retention from "./internal/messageRetention.js"
 import { v7 } from "./internal/uuid.js"

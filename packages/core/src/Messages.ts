@@ -1,6 +1,10 @@
 // The API's operations on message records and suppressions, each for the caller's organisation only:
 // what `GET /emails`, `GET /emails/{id}` and the suppression routes answer, and the Promise facade too.
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { withSpan } from "./internal/tracing.js"
 import { NotFound, Unavailable, type ValidationError } from "./MailroomError.js"
 import { type EmailDetail, MessageLog } from "./MessageLog.js"

@@ -1,7 +1,10 @@
 // The storage interface mailroom keeps attachments in: presigned URLs for direct uploads and
 // downloads, plus head/get/read/delete. Adapters (S3, GCS, local disk) implement it; this module also holds the memory store.
 import { createHmac, createSecretKey } from "node:crypto"
-import { Clock, Context, Effect, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { contentDisposition } from "./internal/headers.js"
 import {
   type ObjectInfo,

@@ -1,6 +1,9 @@
 // Who is calling: resolves an API key or bearer token to an organisation, and says which sender
 // domains that organisation may send from. The static layer reads them from configuration.
-import { type Config, Context, Effect, Layer } from "effect"
+import type * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { asciiDomain } from "./internal/address.js"
 import { formatPath } from "./internal/issues.js"
 import { invalidOption } from "./internal/options.js"

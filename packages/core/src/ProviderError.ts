@@ -1,6 +1,6 @@
 // The one error every EmailProvider fails with. Adapters translate their vendor's answers into a
 // `reason` from this vocabulary and keep the vendor's own error as `cause`.
-import type { Duration } from "effect"
+import type * as Duration from "effect/Duration"
 import { guard, ReasonError, TaggedReason } from "./internal/reasonError.js"
 
 /** The sender address or its domain is not verified with the provider (or with the organisation). */

@@ -1,6 +1,12 @@
 // A token bucket for sends, charged one token per recipient and keyed by provider account and region,
 // so every instance sharing a store (Redis) stays within the vendor's sending rate together.
-import { Clock, Context, Data, Duration, Effect, Layer, Metric } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import { ProviderError, RateLimited } from "./ProviderError.js"
 
 /** A bucket's rate and size. */

@@ -2,7 +2,7 @@
 // store) has them served by an HTTP handler: the store's layer provides `StoreRoutes` beside its
 // ObjectStore, and `@mailroom/http` answers requests under `pathPrefix` by calling `handle`. Core
 // knows nothing of HTTP beyond the Web `Request` and `Response` this takes and gives.
-import { Context } from "effect"
+import * as Context from "effect/Context"
 
 /** What the handler needs of a store that serves its own signed URLs. */
 export interface StoreRoutes {

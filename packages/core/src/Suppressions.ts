@@ -1,8 +1,10 @@
 // The addresses an organisation no longer sends to: added on a hard bounce or a complaint of that
 // recipient, or by hand; checked on every send, where a suppressed recipient is dropped.
 
-import type { Effect } from "effect"
-import { Context, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { normalizeAddress } from "./internal/address.js"
 import * as Memory from "./internal/memorySuppressions.js"
 import type { Unavailable, ValidationError } from "./MailroomError.js"

@@ -1,6 +1,7 @@
 // The JSON bodies of the API (SPEC section 2, DESIGN section 3) as Schemas, and their decoding into
 // one validation message per problem. The HTTP package and the OpenAPI document use these same schemas.
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { maxIdHex } from "./internal/attachmentKey.js"
 import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"

@@ -2,7 +2,12 @@
 // blocks shared by every adapter (download names, header encoding, the `read` admission check, the
 // accepted events of local providers, the one reading of network failures) and the one way adapters
 // refuse bad options. CONTRIBUTING.md shows them at work in the smallest adapter.
-import { type Config, type Context, Duration, Effect, type Layer, type Scope } from "effect"
+import type * as Config from "effect/Config"
+import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { invalidOption, type Secret, secretValue } from "./internal/options.js"
 import { matcher } from "./internal/secret.js"
 import { transportFailure } from "./internal/transportFailure.js"

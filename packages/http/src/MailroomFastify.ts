@@ -1,6 +1,6 @@
 // mailroom's API as one Fastify plugin: registered under a prefix, its routes, the store's signed
 // URLs and /openapi.json all follow that prefix, and its scope leaves bodies for mailroom to read.
-import type { Layer } from "effect"
+import type * as Layer from "effect/Layer"
 import type { FastifyPluginAsync } from "fastify"
 import * as Mounted from "./internal/mounted.js"
 import * as MailroomHandler from "./MailroomHandler.js"

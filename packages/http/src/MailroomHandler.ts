@@ -2,7 +2,11 @@
 // Express, Fastify's raw mode — and `web` for (Request) => Response runtimes (Hono, Next.js, Bun, Deno).
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline, Readable } from "node:stream"
-import { Cause, Effect, Exit, type Layer, ManagedRuntime } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Mounted from "./internal/mounted.js"
 import { BodyAlreadyRead, BytesNotKept, bodyOf, headerOf, mountIn, mountOf, readBody } from "./internal/nodeRequest.js"
 import * as Router from "./internal/router.js"

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document of both API variants, generated from the same schemas the handler
 // decodes with, so the description cannot drift from what is enforced.
 import { Wire } from "@mailroom/core"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import * as MessagesDocument from "./internal/openApiMessages.js"
 import { errorResponse, jsonBody, retryAfter, type Shape, shapes, success } from "./internal/openApiParts.js"
 import * as ScheduleDocument from "./internal/openApiSchedule.js"

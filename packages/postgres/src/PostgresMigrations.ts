@@ -3,8 +3,11 @@
 import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect, Layer } from "effect"
-import { Migrator, SqlClient, type SqlError } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 import { statements } from "./internal/statements.js"
 
 /** The folder of the SQL files, for a migration tool of your own: apply them in file-name order. */

@@ -4,21 +4,20 @@ import { createHash } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import {
-  Cache,
-  Clock,
-  Config,
-  Context,
-  Duration,
-  Effect,
-  Exit,
-  Fiber,
-  Layer,
-  Option,
-  Redacted,
-  type Scope
-} from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import * as Cache from "effect/Cache"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 import * as Errors from "./internal/errors.js"
 import * as Check from "./internal/options.js"
 

@@ -2,7 +2,8 @@
 // `mailroom-postgres migrate`: applies the schema PostgresOrganizations reads to the database at
 // DATABASE_URL, for a deploy step that runs before the instances start.
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import * as PostgresMigrations from "./PostgresMigrations.js"
 
 const usage = "usage: DATABASE_URL=postgres://user:password@host:5432/database mailroom-postgres migrate"

@@ -2,7 +2,10 @@
 // message, with Postmark's limits declared so core refuses what Postmark would refuse.
 import { EmailProvider, MailEvent, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Config, Duration, Effect, Layer } from "effect"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { ServerClient } from "postmark"
 import { toProviderError } from "./internal/errors.js"
 import { maxMetadataFields, refusal, toPostmarkMessage } from "./internal/message.js"

@@ -2,7 +2,8 @@
 // configured on the webhook (HTTP Basic auth in its URL, a custom header, or both), compared in constant time.
 import { EventSource, type MailEvent } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Effect } from "effect"
+import type * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
 import { translate } from "./internal/events.js"
 
 /** The webhook's credentials (Basic auth, a header, or both), its path and its body limit. */

@@ -2,8 +2,13 @@
 // every instance pointed at that Redis: what one queues, any other can deliver, also after a crash.
 import type { MailroomError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Config, Duration, Effect, Layer, type Scope } from "effect"
-import { PersistedQueue, type Redis } from "effect/persistence"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as PersistedQueue from "effect/persistence/PersistedQueue"
+import type * as Redis from "effect/persistence/Redis"
+import type * as Scope from "effect/Scope"
 import { connected } from "./internal/connected.js"
 import type * as RedisConnection from "./RedisConnection.js"
 

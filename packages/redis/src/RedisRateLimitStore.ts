@@ -3,8 +3,12 @@
 
 import { type MailroomError, SendRateLimiter } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Config, Duration, Effect, Layer, type Scope } from "effect"
-import { Redis } from "effect/persistence"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redis from "effect/persistence/Redis"
+import type * as Scope from "effect/Scope"
 import { connected } from "./internal/connected.js"
 import type * as RedisConnection from "./RedisConnection.js"
 

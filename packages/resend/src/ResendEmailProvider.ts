@@ -3,7 +3,11 @@
 // `fetch`, not the `resend` package, which drops the transport error a retry decision needs (README).
 import { EmailProvider, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, type Duration, Effect, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type Call, type Connection, call } from "./internal/api.js"
 import { type Answered, accessReason, type Failure, toProviderError } from "./internal/errors.js"
 import { repeatedHeader, toResendBody } from "./internal/message.js"

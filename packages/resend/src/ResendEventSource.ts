@@ -3,7 +3,10 @@
 import { timingSafeEqual } from "node:crypto"
 import { EventSource, type MailEvent, WebhookDelivery } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, type Config, Duration, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import { translate } from "./internal/events.js"
 
 /** The webhook's signing secret, its path and its body limit. */

@@ -2,7 +2,8 @@
 // field, a wrong type or a missing secret stops start-up with a message naming the field.
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
-import { Duration, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Schema from "effect/Schema"
 import { type ProviderConfig, providerSection, type StorageConfig, storageSection } from "./internal/adapterConfig.js"
 import { ServerConfigError } from "./internal/configError.js"
 import {

@@ -38,6 +38,15 @@ const heavy: ReadonlyArray<readonly [string, RegExp]> = [
   ["mailparser", /\/mailparser\//],
   // Loaded by the getter of node:http's WebSocket export, which an ESM import of node:http runs.
   ["undici", /^node:internal\/undici$/],
+  // A barrel loads every module it re-exports (`effect`'s ~80 more than the server runs): Effect's
+  // modules are imported each by its own path (`effect/Effect`, `effect/sql/SqlClient`).
+  ...(["", "sql/", "persistence/", "reactivity/"] as const).map(
+    (dir) =>
+      [
+        `the effect${dir === "" ? "" : `/${dir.slice(0, -1)}`} barrel`,
+        new RegExp(`/effect/dist/${dir}index\\.js$`)
+      ] as const
+  ),
   ...(["s3", "gcs", "ses", "postmark", "postgres", "redis"] as const).map(
     (name) => [`@mailroom/${name}`, new RegExp(`/(@mailroom|packages)/${name}/`)] as const
   )

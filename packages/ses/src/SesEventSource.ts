@@ -2,7 +2,10 @@
 // certificate it names, its topic on an allow-list) or an EventBridge API destination (a shared secret).
 import { EventSource, type MailEvent } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, type Config, Duration, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import { translate } from "./internal/events.js"
 import * as Sns from "./internal/sns.js"
 

@@ -3,7 +3,10 @@
 import { GetAccountCommand } from "@aws-sdk/client-sesv2"
 import { MailroomError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Duration, Effect, type Scope } from "effect"
+import type * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { acquireClient, type ConnectionOptions } from "./internal/client.js"
 
 /** The account's sending quota, as SES reports it. */

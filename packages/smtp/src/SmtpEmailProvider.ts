@@ -2,7 +2,12 @@
 // over SMTP), through nodemailer's pooled SMTP transport, with DKIM signing and SMTP's replies as reasons.
 import { EmailProvider, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, Config, type Duration, Effect, Layer, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import nodemailer, { type Transporter } from "nodemailer"
 import SMTPConnection from "nodemailer/lib/smtp-connection"
 import type { SentMessageInfo } from "nodemailer/lib/smtp-transport"

@@ -2,8 +2,10 @@
 // change a locked read-modify-write applying core's own rules, so this log and the memory one agree.
 import { type MailroomError, MessageLog } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Config, Effect, Layer } from "effect"
-import type { SqlClient } from "effect/sql"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as SqlClient from "effect/sql/SqlClient"
 import * as Changes from "./internal/changes.js"
 import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
 import { afterOf, keyOf, pageQuery } from "./internal/list.js"

@@ -1,7 +1,10 @@
 // The tables of SqlMessageLog and SqlSuppressions, one schema on SQLite and PostgreSQL, and the runner
 // that brings a database up to date (both layers run it when built), recorded in its own table.
-import { Effect, Layer } from "effect"
-import { Migrator, SqlClient, type SqlError } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 
 /**
  * Where applied migrations are recorded: neither Effect's default `effect_sql_migrations` nor

@@ -2,8 +2,10 @@
 // organisation and address, the primary key deciding which of concurrent adds of one address wins.
 import { type MailroomError, Suppressions } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Config, Effect, Layer } from "effect"
-import type { SqlClient } from "effect/sql"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
 
 /** What `layerConfig` reads: the deadline of each operation. The client always comes from the context. */

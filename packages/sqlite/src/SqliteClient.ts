@@ -5,10 +5,22 @@
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import type { DatabaseSync, StatementSync } from "node:sqlite"
-import type { Scope } from "effect"
-import { Cache, Cause, Config, Context, Duration, Effect, Layer, Semaphore, Stream } from "effect"
-import type { Reactivity } from "effect/reactivity"
-import { SqlClient as Client, type SqlError as Errors, type SqlConnection, Statement } from "effect/sql"
+import * as Cache from "effect/Cache"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+// The module, not the `effect/reactivity` barrel, which also loads Atom, AtomHttpApi and AtomRpc (60 to 90 ms).
+import * as Reactivity from "effect/reactivity/Reactivity"
+import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import * as Client from "effect/sql/SqlClient"
+import type * as SqlConnection from "effect/sql/SqlConnection"
+import type * as Errors from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
 import * as Checkpoints from "./internal/checkpoints.js"
 import * as Direct from "./internal/direct.js"
 import { attempt, bind, prepare, retryWhileBusy, toSqlError } from "./internal/statements.js"
@@ -26,20 +38,6 @@ const loadNodeSqlite = () => {
 }
 
 const sqlite = loadNodeSqlite()
-
-// `effect/reactivity` is a barrel that also loads Atom, AtomHttpApi and AtomRpc (60 to 90 ms, most of the
-// standalone server's cold start on its SQLite default: bench/coldstart.ts), and the client needs only
-// the Reactivity module, which `effect/sql` has loaded already: that same module, by its file next to
-// effect/sql's, else (another layout of effect's files) the barrel's.
-const loadReactivity = async (): Promise<Layer.Layer<Reactivity.Reactivity>> => {
-  try {
-    const beside = new URL("../reactivity/Reactivity.js", import.meta.resolve("effect/sql")).href
-    const module = (await import(beside)) as { readonly layer?: Layer.Layer<Reactivity.Reactivity> }
-    if (Layer.isLayer(module.layer)) return module.layer
-  } catch {}
-  return (await import("effect/reactivity")).Reactivity.layer
-}
-const reactivityLayer = await loadReactivity()
 
 /** Marks a `SqliteClient` value. */
 export const TypeId = "~@mailroom/sqlite/SqliteClient" as const
@@ -204,7 +202,7 @@ export const layerConfig = (
 const layerFrom = <E>(acquire: Effect.Effect<SqliteClient, E, Scope.Scope | Reactivity.Reactivity>) =>
   Layer.effectContext(
     Effect.map(acquire, (client) => Context.make(SqliteClient, client).pipe(Context.add(Client.SqlClient, client)))
-  ).pipe(Layer.provide(reactivityLayer))
+  ).pipe(Layer.provide(Reactivity.layer))
 
 // internal
 

@@ -1,6 +1,6 @@
 // Environment variables changed for one test and put back after it, as an SDK's credential chain reads
 // them: the AWS and Google chains look at variables, profile files and the home directory.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 export interface EnvironmentChanges {
   /** Variables to set, or to remove (`undefined`). */

@@ -5,7 +5,8 @@
 // cluster of daemons with its own watchdog) are daemons, which this does not manage.
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 
 export interface PeerOptions {
   /** What is started, for messages: `"redis-server"`. */

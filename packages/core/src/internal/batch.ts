@@ -1,6 +1,7 @@
 // `POST /emails/batch`: each item decoded and sent (or scheduled) on its own, a few at a time, and
 // answered by its index: the accepted in `data`, the refused in `errors`, naming their fields.
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { Conflict, Unavailable } from "../MailroomError.js"
 import { ValidationError } from "../MailroomError.js"
 import type { ObjectStoreError } from "../ObjectStore.js"

@@ -1,6 +1,6 @@
 // Opaque cursors of the keyset lists (`GET /emails`, `GET /suppressions`): the sort key of a page's
 // last row, so the next page starts after it whatever was added meanwhile, in constant time.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ValidationError } from "../MailroomError.js"
 
 /** The cursor after a row whose sort key is `key`. */

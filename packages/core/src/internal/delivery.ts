@@ -1,7 +1,12 @@
 // The steps every send takes, now or at its scheduled time: the sender's domain, the suppression
 // list, the message the provider is handed, the call with bounded retries, and the outcome recorded.
 import { createHash } from "node:crypto"
-import { Duration, Effect, Metric, type Option, Random, Schedule } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import type * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
 import type { EmailProvider, OutboundAttachment, OutboundEmail } from "../EmailProvider.js"
 import { messageKey, organizationKey } from "../MailEvent.js"
 import type { Unavailable } from "../MailroomError.js"

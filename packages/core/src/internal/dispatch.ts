@@ -1,6 +1,10 @@
 // A scheduled message at its time: claimed (so it leaves once, whichever instance looks), checked
 // again against what may have changed (sender, suppressions, files), sent, and its outcome recorded.
-import { Clock, Duration, Effect, Exit, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
 import type { OutboundAttachment } from "../EmailProvider.js"
 import { isNotFound, type Unavailable } from "../MailroomError.js"
 import type * as MessageLog from "../MessageLog.js"

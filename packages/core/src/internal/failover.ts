@@ -1,7 +1,11 @@
 // `EmailProvider.failover`: one provider made of several, which hands a message to the next only when
 // the current one certainly did not take it, with a circuit breaker (Effect's CircuitBreaker) per provider.
-import { type Config, Duration, Effect, Exit, type Scope } from "effect"
-import { CircuitBreaker } from "effect/persistence"
+import type * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
+import type * as Scope from "effect/Scope"
 import type { EmailProvider, Limits, OutboundEmail, SendResult } from "../EmailProvider.js"
 import * as MailroomMetrics from "../MailroomMetrics.js"
 import { ProviderError, type Reason, Unavailable } from "../ProviderError.js"

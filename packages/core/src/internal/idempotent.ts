@@ -1,7 +1,9 @@
 // Idempotency-Key: an operation runs once per organisation, key and request; a repeat within 24 h
 // answers its first response, a key reused with another request or still in flight is a Conflict.
 import { createHash } from "node:crypto"
-import { Effect, Exit, Metric } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
 import type { IdempotencyStore, Scope, StoredResponse } from "../IdempotencyStore.js"
 import { Conflict, type Unavailable } from "../MailroomError.js"
 import * as MailroomMetrics from "../MailroomMetrics.js"

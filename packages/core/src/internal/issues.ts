@@ -1,6 +1,6 @@
 // Turns a Schema issue tree into the wire's validation messages: one string per problem,
 // "<path>: <what is wrong>", with array indices in brackets (`to[1]: must be a valid email address`).
-import { SchemaIssue } from "effect"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 const expectedBy: Record<string, string> = {
   String: "must be a string",

@@ -1,6 +1,7 @@
 // The message log in memory, for tests and a single process that need not keep its history: the
 // reference the SQL logs are checked against by the same suite.
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type * as MailEvent from "../MailEvent.js"
 import type {
   Applied,

@@ -1,6 +1,6 @@
 // Suppressions in memory, for tests and a single process that need not keep them: the reference the
 // SQL stores are checked against by the same suite.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Suppression, Suppressions } from "../Suppressions.js"
 import { normalizeAddress as normalize } from "./address.js"
 import * as Cursor from "./cursor.js"

@@ -1,6 +1,11 @@
 // The message log's retention sweep: records older than the retention are purged once at start and then
 // periodically, so a log never grows without bound; suppressions are never touched.
-import { Clock, type Config, Duration, Effect, Schedule, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import type { MessageLog } from "../MessageLog.js"
 import { duration } from "./options.js"
 

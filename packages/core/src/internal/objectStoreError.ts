@@ -1,7 +1,7 @@
 // The errors of an ObjectStore, in the model of ProviderError: a missing object and an object over a
 // read's limit are errors of their own; every other failure is an `ObjectStoreError` whose `reason`
 // says what happened and whether trying again can help. Re-exported by ObjectStore.
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { guard, ReasonError, reasonOf, TaggedReason } from "./reasonError.js"
 
 /** What `head` answers of an object: its size and content type. */

@@ -1,6 +1,11 @@
 // The option checks core's own services and every adapter make: each failure is Effect's
 // ConfigError naming the option, never its value. Re-exported by `@mailroom/core/adapter`.
-import { Config, Duration, Effect, Redacted, Schema, SchemaIssue } from "effect"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /** The largest upload core presigns by default (25 MiB): what a store serving its own URLs accepts unless told. */
 export const defaultMaxUploadBytes = 25 * 1024 * 1024

@@ -1,6 +1,8 @@
 // What a local provider does with the events of a message it accepted: those of now published at
 // once, those a simulator address acts out later (`delayed@`'s delivery) after the delay.
-import { Duration, Effect, type Scope } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type * as MailEvent from "../MailEvent.js"
 import type { MailEvents } from "../MailEvents.js"
 import type { Acted } from "../Simulator.js"

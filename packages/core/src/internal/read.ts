@@ -1,5 +1,5 @@
 // What every store's `read` runs between learning an object's size and type and reading its bytes.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ReadOptions } from "../ObjectStore.js"
 import { type ObjectInfo, ObjectTooLarge } from "./objectStoreError.js"
 

@@ -1,6 +1,9 @@
 // The one scaffolding of core's errors: a tagged error whose `reason` says what happened and whether
 // trying again can help, told apart from any copy of the package by a shared symbol. See CONTRIBUTING.
-import { type Cause, Data, type Pipeable, type Types } from "effect"
+import type * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import type * as Pipeable from "effect/Pipeable"
+import type * as Types from "effect/Types"
 
 /** What every reason has: a message safe to show a caller, and whether trying again can help. */
 export interface ReasonLike {

@@ -1,6 +1,9 @@
 // Sending later: a scheduled send checked now and recorded with its request, cancel and reschedule
 // while it waits, and the send at its time, which claims the record first so that it leaves once.
-import { Clock, Duration, Effect, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { Conflict, NotFound, Unavailable, ValidationError } from "../MailroomError.js"
 import type * as MessageLog from "../MessageLog.js"
 import { makeId } from "../MessageLog.js"

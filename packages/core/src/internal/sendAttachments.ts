@@ -1,6 +1,11 @@
 // The attachments of a send: the checks that need no store, the lookups that report every problem at
 // once, and the load of a valid message with one store round trip per file, within a memory budget.
-import { Clock, Data, Duration, Effect, Scope, Semaphore } from "effect"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import type { Limits, OutboundAttachment } from "../EmailProvider.js"
 import { Unavailable, ValidationError } from "../MailroomError.js"
 import type { ObjectInfo, ObjectStore, ObjectStoreError } from "../ObjectStore.js"

@@ -1,6 +1,7 @@
 // The send queue's service key and shape, apart from its implementations and its worker: the Mailer
 // offers to it and the worker sends through the Mailer, so this is what both import.
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { Unavailable } from "../MailroomError.js"
 import type { Due } from "../MessageLog.js"
 

@@ -1,6 +1,6 @@
 // What a send writes to the message log: the recipients left once suppressed ones are dropped, the
 // record accepted before the provider is called, and the outcome the provider's answer makes of it.
-import { Exit } from "effect"
+import * as Exit from "effect/Exit"
 import type { OutboundAttachment, SendResult } from "../EmailProvider.js"
 import type { NewMessage, Outcome } from "../MessageLog.js"
 import type { ObjectInfo } from "../ObjectStore.js"

@@ -1,6 +1,6 @@
 // A send that its host stops waiting for: when the host's shutdown signal aborts (its grace period is
 // over), a send still running fails with what is known of it, instead of being cut with no answer.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ProviderError, Unavailable } from "../ProviderError.js"
 
 /** Whether the send has handed the message to the provider: set as the first attempt starts. */

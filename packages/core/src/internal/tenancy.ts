@@ -1,6 +1,6 @@
 // The rules that keep one organisation out of another's files, in one place for every service:
 // Attachments (presign, download, delete) and Mailer (attachments sent by key) ask only these.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Forbidden } from "../MailroomError.js"
 import type { Principal } from "../Organizations.js"
 import * as AttachmentKey from "./attachmentKey.js"

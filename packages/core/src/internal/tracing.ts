@@ -1,6 +1,8 @@
 // Spans where a tracing backend can see them. With Effect's native tracer (none installed) a span is
 // built, timed and dropped on every send, so it is skipped, as Effect's own HTTP server does.
-import { Effect, type Fiber, Tracer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as Tracer from "effect/Tracer"
 
 /** `self` in a span when `fiber` has a tracer installed; `self` as it is otherwise. No stack trace. */
 export const spanIn = <A, E, R>(

@@ -1,6 +1,7 @@
 // The wire schemas of the message records and suppressions: the queries of `GET /emails` and
 // `GET /suppressions`, `POST /suppressions`'s body, and the pages they answer. Wire.ts exports them.
-import { Schema, SchemaTransformation } from "effect"
+import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { EmailRecord, State, states } from "../MessageLog.js"
 import { Reason, Suppression } from "../Suppressions.js"
 import { tagPattern } from "./sendExtras.js"

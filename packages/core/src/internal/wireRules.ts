@@ -1,6 +1,6 @@
 // The building blocks of the wire schemas: a check paired with its exact JSON Schema, and the rules
 // several topics share (addresses, tags). Wire.ts and the schemas of the message records use these.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { isEmailAddress } from "./address.js"
 import { tagPattern } from "./sendExtras.js"
 

@@ -1,6 +1,6 @@
 // The wire schemas of sending later and sending many: `scheduled_at` and its bounds, the answers of a
 // scheduled send, a cancel and a reschedule, and the per-item answer of `POST /emails/batch`.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Timestamp } from "./wireMessages.js"
 
 /** The soonest a message may be scheduled, from now: 1 second. */

@@ -3,7 +3,8 @@
 // parsed .eml, stand-in log, the memory provider's inbox), not what the adapter says it sent.
 import { randomBytes, randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import { EmailProvider, type OutboundEmail } from "../EmailProvider.js"
 import * as MailEvent from "../MailEvent.js"
 

@@ -1,6 +1,7 @@
 // Drives an EventSource the way @mailroom/http does, for adapter tests: a body (bytes, as sent) and
 // headers in; the events, or the refusal with its reason, out.
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { EventSource, EventSourceError, InboundRequest, Reason } from "../EventSource.js"
 import type * as MailEvent from "../MailEvent.js"
 

@@ -2,7 +2,10 @@
 // release as the Mailer relies on them, expiry on the real clock, scoping, and concurrent reserves.
 import { randomUUID } from "node:crypto"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type Entry, IdempotencyStore, type Scope } from "../IdempotencyStore.js"
 import type { SendEmailResponse } from "../Wire.js"
 

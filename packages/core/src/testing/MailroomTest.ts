@@ -1,7 +1,13 @@
 // mailroom for an application's own tests, in one line: the memory provider (simulator addresses
 // included), a memory store and one organisation, with an inbox to assert on (`awaitEmail`,
 // `emailsTo`, `lastEmailTo`, `links`), for Effect users (`layer`) and Promise users (`make`).
-import { Clock, type Config, Context, Data, Effect, type Duration as EffectDuration, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as EffectDuration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as EmailProvider from "../EmailProvider.js"
 import { type Link, linksOf } from "../internal/links.js"
 import * as MailEvent from "../MailEvent.js"

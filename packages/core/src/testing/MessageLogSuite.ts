@@ -2,7 +2,9 @@
 // that only move forward whatever order events arrive in, lists and cursors, scheduling races, purge.
 import { randomUUID } from "node:crypto"
 import { assert, describe, it, layer, type Vitest } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as MailEvent from "../MailEvent.js"
 import { isValidationError } from "../MailroomError.js"
 import { type EmailRecord, MessageLog, makeId, type NewMessage, type State } from "../MessageLog.js"

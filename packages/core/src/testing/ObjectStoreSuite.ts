@@ -2,7 +2,8 @@
 // trusting the adapter: uploads and downloads go over the presigned URLs themselves.
 import { randomBytes } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import { type ObjectInfo, ObjectStore } from "../ObjectStore.js"
 
 export type ObjectStoreCase = "wrongContentType" | "wrongContentLength" | "downloadFilename"

@@ -2,7 +2,8 @@
 // nothing repeated of a refused one, the sender domains the send path checks, one organisation at a time.
 import { createHash, randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import { isNotFound, isUnauthorized } from "../MailroomError.js"
 import { type Credential, Organizations, type Principal } from "../Organizations.js"
 

@@ -2,8 +2,16 @@
 // PersistedQueue as core's WebhookDelivery uses it: kept across a restart, de-duplicated, retried late.
 import { randomUUID } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
-import { Data, Deferred, Effect, Exit, Fiber, Latch, Layer, Schedule, Schema } from "effect"
-import { PersistedQueue } from "effect/persistence"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Latch from "effect/Latch"
+import * as Layer from "effect/Layer"
+import * as PersistedQueue from "effect/persistence/PersistedQueue"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 
 export interface PersistedQueueStoreSuiteOptions {
   /**

@@ -2,7 +2,10 @@
 // memory GCRA and a shared store (Redis's script) must grant, delay and refuse alike.
 import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { RateLimitStore, type Reservation, type ReserveRequest } from "../SendRateLimiter.js"
 
 export interface RateLimitStoreSuiteOptions {

@@ -2,7 +2,8 @@
 // as the send path compares them, first reason kept, lists and cursors, one organisation at a time.
 import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import { isValidationError } from "../MailroomError.js"
 import { type NewSuppression, Suppressions } from "../Suppressions.js"
 

@@ -1,7 +1,12 @@
 // The one check of a refused option, for every adapter's tests: building the layer fails with Effect's
 // ConfigError, naming the option (as `Adapter.invalidOption` does), saying why, never quoting a secret.
 import { assert } from "@effect/vitest"
-import { Cause, Config, Effect, Exit, Layer, type Scope } from "effect"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 
 export interface ExpectConfigErrorOptions {
   /** What the message must say besides the option (`/must not be empty/`). */

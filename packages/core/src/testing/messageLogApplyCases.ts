@@ -1,7 +1,7 @@
 // MessageLogSuite's cases of `applyAll`: the events a provider reports together, applied in one write
 // as one after the other would be, each answered in order, found or not.
 import { assert, type Vitest } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type * as MailEvent from "../MailEvent.js"
 import { type EmailDetail, MessageLog, makeId, type NewMessage } from "../MessageLog.js"
 

@@ -2,7 +2,7 @@
 // backlog. They read every organisation's rows, so each asserts on its own messages only.
 import type { Vitest } from "@effect/vitest"
 import { assert } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { MessageLog, type NewMessage } from "../MessageLog.js"
 
 type It = Vitest.MethodsNonLive<MessageLog>

@@ -5,7 +5,8 @@ import { createPrivateKey, type KeyObject } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { Storage } from "@google-cloud/storage"
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Effect } from "effect"
+import type * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
 import { GoogleAuth, JWT } from "google-auth-library"
 
 /** A service account whose private key is at hand: it signs URLs in process and the SDK's requests. */

@@ -4,7 +4,7 @@ import type { Readable } from "node:stream"
 import type { File } from "@google-cloud/storage"
 import type { ObjectStore } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { toLookupError } from "./errors.js"
 
 interface Opened {

@@ -1,7 +1,7 @@
 // `GET {basePath}/openapi.json`: the document as the clients of each mount call it, its paths under
 // the mount the request came in by, or under `publicUrl`'s path when one says where clients are.
 import { Attachments } from "@mailroom/core"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as OpenApi from "../OpenApi.js"
 import { type Outgoing, ok } from "./responses.js"
 import type { Route } from "./router.js"

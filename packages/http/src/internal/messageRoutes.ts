@@ -1,7 +1,7 @@
 // The routes of the message records, scheduled sends, batches and suppressions (DESIGN section 7), in
 // the base variant only: each a thin call to core's Messages or Mailer, which decodes and decides.
 import { Mailer, Messages, Wire } from "@mailroom/core"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { pathSegment, singleQuery } from "./query.js"
 import { ok } from "./responses.js"
 import type { Route } from "./router.js"

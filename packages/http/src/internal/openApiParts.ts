@@ -1,6 +1,6 @@
 // The pieces every operation of the OpenAPI document is written with: the three error body shapes,
 // responses and request bodies by reference, Retry-After, and a parameter from a core schema.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 export const shapes = {
   errors: {

@@ -1,7 +1,7 @@
 // Sending later and sending many in the OpenAPI document (DESIGN section 7), base variant only: the
 // 202 of a scheduled send, `PATCH /emails/{id}`, `POST /emails/{id}/cancel`, `POST /emails/batch`.
 import { Wire } from "@mailroom/core"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { errorResponse, jsonBody, parameter, retryAfter, success } from "./openApiParts.js"
 
 /** The batch's body as the document states it; core decodes each item on its own. */

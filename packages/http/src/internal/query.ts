@@ -1,7 +1,7 @@
 // The query string and path parameters of a request as an operation's input: each name given at
 // most once, unknown names refused, a path segment percent-decoded, every problem naming its field.
 import { MailroomError } from "@mailroom/core"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** The query as `{name: value}`, or a ValidationError naming each unknown or repeated parameter. */
 export const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>

@@ -1,7 +1,8 @@
 // How each outcome becomes a status and a body, in the shape the spec gives each operation
 // (SPEC section 7, DESIGN section 3): {"errors"}, {"message"} or {"error"}.
 import { EventSource, MailEvents, MailroomError, ProviderError } from "@mailroom/core"
-import { Duration, type Option } from "effect"
+import * as Duration from "effect/Duration"
+import type * as Option from "effect/Option"
 
 /**
  * Which error-body rules an operation follows. `emails` is every `/emails` route (400 `{errors}`);

@@ -12,7 +12,10 @@ import {
   Wire
 } from "@mailroom/core"
 import { withSpan } from "@mailroom/core/adapter"
-import { Cause, Duration, Effect, Exit } from "effect"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as StoreRoutes from "../StoreRoutes.js"
 import * as DocumentRoute from "./documentRoute.js"
 import { maxDepth, nestsDeeperThan } from "./json.js"

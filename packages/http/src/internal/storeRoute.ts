@@ -1,6 +1,8 @@
 // The requests no route of the table serves: a store's signed URLs (StoreRoutes) when it serves
 // them itself under `{basePath}{pathPrefix}`, else a 404 naming the path as the client sent it.
-import { Effect, Exit, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as StoreRoutes from "../StoreRoutes.js"
 import { failure } from "./responses.js"
 import type { Answer, Incoming, Runner } from "./router.js"

@@ -1,7 +1,7 @@
 // The one place where what `node:fs` throws becomes core's vocabulary: ObjectStore errors for the
 // disk store, ProviderError for the outbox. The original error stays as `cause`.
 import { ObjectStore, ProviderError } from "@mailroom/core"
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import { quote } from "./keys.js"
 
 /** The `code` of a `node:fs` error (ENOENT, ENOSPC...). */

@@ -1,7 +1,8 @@
 // The checks every module of the package makes of its options before it builds anything: each
 // failure is core's `Adapter.invalidOption`, naming the option and what it must be, never its value.
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Effect } from "effect"
+import type * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
 
 /** An option's name, or its path within the options (`["limits", "maxRecipients"]`). */
 type Option = string | ReadonlyArray<PropertyKey>

@@ -3,7 +3,7 @@
 import type { KeyObject } from "node:crypto"
 import type { StoreRoutes } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import * as Errors from "./errors.js"
 import * as Signing from "./signing.js"
 import * as Storage from "./storage.js"

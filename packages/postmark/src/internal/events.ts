@@ -2,7 +2,9 @@
 // per request), routed by the `mailroom-org` field of the send's Metadata and named by its
 // `mailroom-message` field.
 import { MailEvent, Simulator } from "@mailroom/core"
-import { Exit, Schema, SchemaIssue } from "effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 const text = Schema.optionalKey(Schema.NullOr(Schema.String))
 

@@ -1,7 +1,7 @@
 // The provider's `verify`: one `GET /server` with the server token. Any answer but a refused token
 // proves Postmark is reached and the token works; no answer names what the connection failed with.
 import { ProviderError } from "@mailroom/core"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ServerClient } from "postmark"
 
 /** The first `code` along an error's `cause` chain ("ECONNREFUSED"), else its innermost message ("bad port"). */

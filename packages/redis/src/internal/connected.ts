@@ -2,9 +2,10 @@
 // given (`ClientOptions`) or on a connection of its own to `url` that closes with the scope.
 import type { MailroomError } from "@mailroom/core"
 import type * as Adapter from "@mailroom/core/adapter"
-import type { Config, Scope } from "effect"
-import { Effect } from "effect"
-import { Redis } from "effect/persistence"
+import type * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Redis from "effect/persistence/Redis"
+import type * as Scope from "effect/Scope"
 import * as RedisConnection from "../RedisConnection.js"
 
 /** Either way in: a `url` to connect to, or a `Redis` service of the caller's. */

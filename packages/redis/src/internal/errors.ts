@@ -1,6 +1,6 @@
 // Redis failures and stored values translated into core's vocabulary, in one place.
 import { type IdempotencyStore, MailroomError } from "@mailroom/core"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /**
  * What `operation` needed of Redis ("Idempotency-Keys") failed, as core's `Unavailable`: a caller

@@ -1,7 +1,8 @@
 // The checks the package makes of its options before it connects: each failure is core's
 // `Adapter.invalidOption`, naming the option and what it must be, never its value.
 import * as Adapter from "@mailroom/core/adapter"
-import type { Config, Effect } from "effect"
+import type * as Config from "effect/Config"
+import type * as Effect from "effect/Effect"
 
 /** The Redis URL, given plain or `Redacted`: `redis://` or `rediss://`. Its value may hold a password, so no message shows it. */
 export const redisUrl = (url: Adapter.Secret): Effect.Effect<string, Config.ConfigError> =>

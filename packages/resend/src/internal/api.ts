@@ -1,6 +1,7 @@
 // One call to Resend's HTTP API over `fetch`: the bearer key, a JSON body, a timeout, and the answer
 // read whole (status, headers, parsed body), or what the transport said when there was no answer.
-import { type Duration, Effect } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type { Answered, NoAnswer, TimedOut } from "./errors.js"
 
 export interface Connection {

@@ -2,7 +2,7 @@
 // Resend's answers by error `name` (then by status), and failures with no answer by what the transport says.
 import { type EmailProvider, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 
 /** An answer Resend gave: its status, headers, and the body `{statusCode, name, message}` when it had one. */
 export interface Answered {

@@ -1,7 +1,9 @@
 // Resend's webhook events decoded with Schema and translated into MailEvents, one per recipient of
 // `data.to`, routed by the `mailroom-org` tag the send carried.
 import { MailEvent } from "@mailroom/core"
-import { Result, Schema, SchemaIssue } from "effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { decodeTagValue } from "./message.js"
 
 /** Tags as Resend documents them in events (`{name: value}`), or as the list a send takes. */

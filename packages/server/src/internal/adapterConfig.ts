@@ -1,7 +1,7 @@
 // The config's `storage` and `provider` sections: each kind's schema (re-exported by ServerConfig, a
 // public contract), decoded by kind so a mistake names the kind's own fields, secrets read from the env.
 import { Wire } from "@mailroom/core"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { type Decoded, decodeKind, nonEmpty, positive, SecretOrEnv, Time, Url } from "./decode.js"
 import * as Failover from "./failoverProvider.js"
 import * as Smtp from "./smtpProvider.js"

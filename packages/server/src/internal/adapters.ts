@@ -2,8 +2,11 @@
 // imported only when the config names it (lazy).
 import { type EmailProvider, IdempotencyStore, type MailroomError, type ObjectStore } from "@mailroom/core"
 import { DiskIdempotencyStore, DiskObjectStore, OutboxEmailProvider } from "@mailroom/local"
-import { type Duration, type Config as EffectConfig, Layer, Redacted } from "effect"
-import type { Redis } from "effect/persistence"
+import type * as EffectConfig from "effect/Config"
+import type * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import type * as Redis from "effect/persistence/Redis"
+import * as Redacted from "effect/Redacted"
 import type { Config, ResendProviderConfig } from "../ServerConfig.js"
 import * as Failover from "./failoverProvider.js"
 import { lazy } from "./lazy.js"

@@ -1,5 +1,10 @@
 // The server's one configuration error, and how an adapter's refusal of an option becomes one.
-import { Cause, type Config, Data, Effect, Layer, SchemaIssue } from "effect"
+import * as Cause from "effect/Cause"
+import type * as Config from "effect/Config"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /** A config that cannot be used; `problems` name each field ("storage.publicUrl: must be ..."). */
 export class ServerConfigError extends Data.TaggedError("ServerConfigError")<{

@@ -1,9 +1,13 @@
 // The connections the server opens, once each however many parts of the config name them: one per
 // Redis URL and one per SQL database, shared by the stores on it and checked by readiness.
 import type { MailroomError } from "@mailroom/core"
-import { Effect, type Config as EffectConfig, Layer, Redacted } from "effect"
-import type { Redis } from "effect/persistence"
-import { SqlClient, type SqlError } from "effect/sql"
+import type * as EffectConfig from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redis from "effect/persistence/Redis"
+import * as Redacted from "effect/Redacted"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 import type { Config } from "../ServerConfig.js"
 import { lazy } from "./lazy.js"
 import * as Startup from "./startup.js"

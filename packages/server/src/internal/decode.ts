@@ -1,7 +1,10 @@
 // Decoding the config file's sections with Schema, each problem named by its path in the file: shared
 // by ServerConfig and the sections decoded in their own modules.
 import { Wire } from "@mailroom/core"
-import { Duration, Effect, Option, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 export const nonEmpty = (what: string) =>
   Schema.String.pipe(

@@ -1,7 +1,7 @@
 // The config's `events` section: the webhooks organisations receive, the queue they wait in, and the
 // providers' inbound webhooks (SES, Postmark, Resend). Decoded by Schema; the rest is checked here.
 import { WebhookDelivery } from "@mailroom/core"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { Organization, OrganizationsSource, SecretOrEnv } from "../ServerConfig.js"
 import { nonEmpty, SecretOrEnv as SecretOrEnvSchema, Time, Url } from "./decode.js"
 import { hashedSecretProblems } from "./secrets.js"

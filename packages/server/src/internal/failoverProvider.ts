@@ -1,7 +1,10 @@
 // `"provider": {"kind": "failover", "providers": [...], "circuit"?}`: each entry decoded as the kind it
 // names (never failover itself), the layer core's EmailProvider.layerFailover builds.
 import { EmailProvider } from "@mailroom/core"
-import { Array as Arr, type Duration, type Layer, Schema } from "effect"
+import * as Arr from "effect/Array"
+import type * as Duration from "effect/Duration"
+import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { Config } from "../ServerConfig.js"
 import { type Decoded, decodeWith, positive, Time } from "./decode.js"
 

@@ -5,8 +5,11 @@ import { randomUUID } from "node:crypto"
 import { mkdir, open, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { EmailProvider, MailroomError, MessageLog, ObjectStore, Organizations, SendQueue } from "@mailroom/core"
-import { Clock, Duration, Effect, Layer } from "effect"
-import { Redis } from "effect/persistence"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redis from "effect/persistence/Redis"
 
 /** The URL without its credentials. */
 const describeUrl = (url: string) => {

@@ -2,8 +2,12 @@
 // section's database, or memory), with the retention sweep running on the log; the queue of scheduled
 // sends on the same database, and its worker's options.
 import { type MailroomError, MessageLog, SendQueue, Suppressions } from "@mailroom/core"
-import { type Duration, Effect, type Config as EffectConfig, Layer } from "effect"
-import type { SqlClient, SqlError } from "effect/sql"
+import type * as EffectConfig from "effect/Config"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 import { type Config, ServerConfigError } from "../ServerConfig.js"
 import { messagesDatabase, type SqlConnections } from "./connections.js"
 import { lazy } from "./lazy.js"

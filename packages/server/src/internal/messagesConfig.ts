@@ -1,7 +1,9 @@
 // The config's `messages` section: where message records and suppression lists live (SQLite beside the
 // local store by default, PostgreSQL for a fleet, or memory) and how long records are kept.
 import { resolve } from "node:path"
-import { Duration, Option, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { type Decoded, databaseUrl, decodeKind, nonEmpty, PostgresUrl, positive } from "./decode.js"
 
 /** A duration above zero as Effect writes it: `"30 days"`, `"12 hours"`. */

@@ -1,7 +1,8 @@
 // The routes the server answers itself, outside the API and its credentials: `GET /` (where to go
 // next), `GET /healthz`, `GET /readyz` and, when enabled, `GET /metrics`. Not in the OpenAPI document.
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { type Context, Effect } from "effect"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import type { MetricsConfig } from "../ServerConfig.js"
 import type * as Health from "./health.js"
 import * as Home from "./home.js"

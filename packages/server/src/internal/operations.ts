@@ -1,6 +1,6 @@
 // The config sections for running a fleet: `sending.rateLimit` (one token bucket per provider account,
 // on Redis when the instances share one), `metrics` (Prometheus) and `tracing` (OTLP).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { type Decoded, decodeKind, nonEmpty, positive, SecretOrEnv, Time, Url } from "./decode.js"
 import { hashedSecretProblems } from "./secrets.js"
 import { type IdempotencyConfig, RedisQueue, redisUrl } from "./stores.js"

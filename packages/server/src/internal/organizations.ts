@@ -1,7 +1,9 @@
 // The server's organisations: those listed in the config file, which a reload replaces as a whole,
 // or those of a PostgreSQL database, which sees its own changes within `cacheSeconds`.
 import { Organizations } from "@mailroom/core"
-import { Duration, Effect, Layer } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type Config, ServerConfigError } from "../ServerConfig.js"
 import type { SqlConnections } from "./connections.js"
 import { lazy } from "./lazy.js"

@@ -2,8 +2,12 @@
 // or in memory, at a fixed rate or at the SES account's MaxSendRate, read again every `refresh`.
 import { createHash } from "node:crypto"
 import { type MailroomError, SendRateLimiter } from "@mailroom/core"
-import { Duration, Effect, type Config as EffectConfig, Layer, Redacted } from "effect"
-import type { Redis } from "effect/persistence"
+import type * as EffectConfig from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redis from "effect/persistence/Redis"
+import * as Redacted from "effect/Redacted"
 import type { Config } from "../ServerConfig.js"
 import { lazy } from "./lazy.js"
 

@@ -1,9 +1,11 @@
 // The layers a config names, built into one runtime: the Mailroom services on the configured adapters,
 // a health watch per Redis, tracing when configured, and the metrics registry every fiber records to.
 import { Mailroom, type MailroomError } from "@mailroom/core"
-import { type Duration, Layer, ManagedRuntime } from "effect"
-import type { PersistedQueue } from "effect/persistence"
-import type { SqlError } from "effect/sql"
+import type * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import type * as PersistedQueue from "effect/persistence/PersistedQueue"
+import type * as SqlError from "effect/sql/SqlError"
 import type { Config, ServerConfigError } from "../ServerConfig.js"
 import { idempotencyLayer, optional, providerLayer, storageLayer } from "./adapters.js"
 import { inSection } from "./configError.js"

@@ -1,7 +1,9 @@
 // `"provider": {"kind": "smtp", ...}`: its schema (nodemailer's option names), its secrets read from the
 // file or the environment, and the options @mailroom/smtp takes.
 import type { SmtpEmailProvider } from "@mailroom/smtp"
-import { type Duration, Redacted, Schema } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import { nonEmpty, positive, SecretOrEnv, Time } from "./decode.js"
 
 const Port = Schema.Number.pipe(

@@ -1,7 +1,11 @@
 // The server's one rule for dependencies at start-up: each one the config names is asked once, with a
 // deadline, and one that cannot be used stops start-up with a message naming its field and the cause.
 import { EmailProvider, MailroomError, ObjectStore, Organizations, type ProviderError } from "@mailroom/core"
-import { Cause, Data, Duration, Effect, Layer } from "effect"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Config } from "../ServerConfig.js"
 
 /** A dependency the config names could not be used at start-up; `problems` name each field and cause. */

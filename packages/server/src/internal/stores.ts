@@ -1,6 +1,6 @@
 // Where Idempotency-Keys and queued events live (the idempotency section and events.queue): decoded by
 // kind, with Redis URLs read from the file or the environment and never repeated in a message.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { type Decoded, Dir, decodeKind, decodeWith, nonEmpty } from "./decode.js"
 
 const RedisUrl = Schema.String.pipe(

@@ -1,8 +1,10 @@
 // What the server reports about itself: requests by route and status as Effect metrics beside core's
 // (one registry per server), `GET /metrics` in Prometheus's text format, and spans over OTLP/HTTP JSON.
 import { OpenApi } from "@mailroom/http"
-import { type Context, Layer, Metric } from "effect"
-import type { PrometheusMetrics } from "effect/observability"
+import type * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import type * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 import type { MetricsConfig, TracingConfig } from "../ServerConfig.js"
 import { lazy } from "./lazy.js"
 import { tokenMatcher } from "./secrets.js"

@@ -2,7 +2,9 @@
 // both reach the same account and region with the same credentials, and refuse the same bad options.
 import { SESv2Client } from "@aws-sdk/client-sesv2"
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Effect, type Scope } from "effect"
+import type * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { notBlank } from "./options.js"
 
 /** The account, region and credentials: what the provider and the quota reader build their client from. */

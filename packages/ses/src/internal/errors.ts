@@ -3,7 +3,7 @@
 import type { EmailProvider } from "@mailroom/core"
 import { ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 
 export interface Context {
   readonly email: EmailProvider.OutboundEmail

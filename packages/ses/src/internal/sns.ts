@@ -1,7 +1,10 @@
 // Amazon SNS's HTTP(S) messages: the envelope, the string it signs, the checks on the URLs it names
 // (certificate and subscription: https, an SNS host), and the RSA signature (version 1 SHA1, 2 SHA256).
 import { verify, X509Certificate } from "node:crypto"
-import { Cause, Exit, Schema, SchemaIssue } from "effect"
+import * as Cause from "effect/Cause"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 const types = ["Notification", "SubscriptionConfirmation", "UnsubscribeConfirmation"] as const
 

@@ -2,7 +2,7 @@
 // reached and the credentials are genuine, even a refusal of the permission; only a refused credential fails.
 import { GetAccountCommand, type SESv2Client } from "@aws-sdk/client-sesv2"
 import { ProviderError } from "@mailroom/core"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 // SES's answers when it does not accept the credentials themselves (as opposed to their permissions).
 const refusedCredentials = new Set([

@@ -3,7 +3,9 @@
 import { createPrivateKey } from "node:crypto"
 import type * as tls from "node:tls"
 import * as Adapter from "@mailroom/core/adapter"
-import { type Config, Duration, Effect } from "effect"
+import type * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type { SMTPPoolOptions } from "nodemailer/lib/smtp-pool"
 import type { DkimKey } from "./message.js"
 

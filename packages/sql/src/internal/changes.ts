@@ -2,8 +2,8 @@
 // core's rules (advance, settled, statusOf, afterEvent) and writes the rows that moved.
 import { type MailEvent, type MailroomError, MessageLog, Suppressions } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Effect } from "effect"
-import type { SqlError } from "effect/sql"
+import * as Effect from "effect/Effect"
+import type * as SqlError from "effect/sql/SqlError"
 import { type Database, type Execute, now } from "./database.js"
 import {
   columns,

@@ -3,8 +3,14 @@
 
 import type { MailroomError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import { Clock, type Config, Duration, Effect, Fiber } from "effect"
-import { SqlClient, SqlError, type Statement } from "effect/sql"
+import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlError from "effect/sql/SqlError"
+import type * as Statement from "effect/sql/Statement"
 import * as SqlMigrations from "../SqlMigrations.js"
 import { toUnavailable } from "./errors.js"
 

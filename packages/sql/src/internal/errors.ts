@@ -2,7 +2,7 @@
 // `Retry-After`), the driver's error kept as `cause`, a message that never holds a URL or password.
 import { MailroomError } from "@mailroom/core"
 import { describeCause } from "@mailroom/core/adapter"
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 
 // What `Retry-After` says: a database restarting or failing over is usually back within seconds.
 const retryAfter = Duration.seconds(5)

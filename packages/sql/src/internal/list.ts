@@ -1,7 +1,8 @@
 // The one query behind `GET /emails`: newest first (by creation time, then id), a keyset cursor, and
 // each filter read from the index that holds it in list order, so a page costs the same at any size.
 import { type MessageLog, Suppressions } from "@mailroom/core"
-import type { SqlClient, Statement } from "effect/sql"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type * as Statement from "effect/sql/Statement"
 import { columns, type MessageRow } from "./records.js"
 
 /** Where a page starts: after the row with this creation time and id. */

@@ -1,8 +1,8 @@
 // Rows of the message tables and the records they make: a message row with its recipients and tags,
 // read for a whole page at once, and the few changes every state move writes.
 import type { MailEvent, MessageLog } from "@mailroom/core"
-import { Effect } from "effect"
-import type { SqlClient } from "effect/sql"
+import * as Effect from "effect/Effect"
+import type * as SqlClient from "effect/sql/SqlClient"
 import type { Execute } from "./database.js"
 
 /** A row of `mailroom_messages`, as `columns` selects it. */

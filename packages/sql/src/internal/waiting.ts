@@ -1,7 +1,7 @@
 // The reads of the scheduled sends: what is due, what has been `sending` too long, and the backlog's
 // size, each from a partial index over the few rows that wait (SqlMigrations' "2_queue").
 import type { MailroomError, MessageLog } from "@mailroom/core"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Database } from "./database.js"
 
 /** Scheduled messages due at or before `before`, oldest first. */

@@ -1,8 +1,11 @@
 // SqliteClient's direct path: batches of statements run straight on node:sqlite, with no effect per
 // statement, and the transactions begun in one turn of the event loop committed together.
 import type { DatabaseSync, StatementSync } from "node:sqlite"
-import { Deferred, Effect, Exit, Semaphore } from "effect"
-import type { SqlError as Errors } from "effect/sql"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Semaphore from "effect/Semaphore"
+import type * as Errors from "effect/sql/SqlError"
 import type { DirectConnection, SqliteClient } from "../SqliteClient.js"
 import { attempt, bind, prepare } from "./statements.js"
 

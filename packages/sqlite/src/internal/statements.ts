@@ -1,8 +1,10 @@
 // How SqliteClient runs a statement on node:sqlite, shared by its effect per statement and its direct
 // path: one statement per text, parameters bound as other drivers bind them, errors as SqlError.
 import type { DatabaseSync, SQLInputValue } from "node:sqlite"
-import { type Duration, Effect, Schedule } from "effect"
-import { SqlError as Errors } from "effect/sql"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Errors from "effect/sql/SqlError"
 
 // node:sqlite compiles the first statement of a string and silently drops the rest: refuse instead.
 export const prepare = (db: DatabaseSync, sql: string) => {

@@ -1,7 +1,7 @@
 // The inbox API's wire: the schemas of what it answers, and the OpenAPI 3.1 document the server serves
 // beside it (`/_mailroom/outbox/api/openapi.json`), generated from those schemas under the tag `inbox`.
 import { MessageLog } from "@mailroom/core"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 const Instant = Schema.String.annotate({ description: "ISO 8601, UTC, to the millisecond" })
 const Bytes = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))

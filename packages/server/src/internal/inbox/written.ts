@@ -1,7 +1,8 @@
 // The outbox provider as the server runs it: each message it writes is told to the inbox's index at once,
 // so a list or a wait that comes after the send's answer sees it.
 import { EmailProvider } from "@mailroom/core"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 /** The provider, telling `written` of each message it wrote (the outbox's inbox index reads it at once). */
 export const observed = <E, R>(

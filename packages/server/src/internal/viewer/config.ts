@@ -1,7 +1,7 @@
 // The config file's `viewer` section: whether the outbox viewer is served, and the admin token that
 // opens it when the server listens beyond loopback.
 import { createHash } from "node:crypto"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { nonEmpty } from "../decode.js"
 import { hashedSecretProblems } from "../secrets.js"
 

@@ -3,7 +3,8 @@
 // allows; otherwise the request falls through to the API, which answers 404.
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { type MailEvents, MessageLog } from "@mailroom/core"
-import { Effect, type ManagedRuntime } from "effect"
+import * as Effect from "effect/Effect"
+import type * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Api from "../inbox/api.js"
 import { decodeCursor, encodeCursor } from "../inbox/query.js"
 import * as Store from "../inbox/store.js"

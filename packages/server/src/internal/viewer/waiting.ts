@@ -1,7 +1,8 @@
 // What the viewer shows beside the outbox: the messages that are not in it because they wait for their
 // time or were cancelled, read from the message log for each organisation of the config file.
 import { MessageLog } from "@mailroom/core"
-import { Effect, type ManagedRuntime } from "effect"
+import * as Effect from "effect/Effect"
+import type * as ManagedRuntime from "effect/ManagedRuntime"
 
 /** At most this many of each state per organisation: the viewer is for looking, not for paging. */
 const perState = 50
