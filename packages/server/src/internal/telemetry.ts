@@ -72,7 +72,7 @@ let prometheus: typeof PrometheusMetrics | undefined
 
 /** Loads the Prometheus formatter; the server calls it at start-up when `/metrics` is on. */
 export const loadMetrics = async (): Promise<void> => {
-  prometheus = (await import("effect/observability")).PrometheusMetrics
+  prometheus = await import("effect/observability/PrometheusMetrics")
 }
 
 // Built once per config: the token's digest is not recomputed on every scrape.
@@ -109,9 +109,10 @@ export const metricsAnswer = (
 /** Effect's tracer exporting to `{otlpEndpoint}/v1/traces` (OTLP/HTTP JSON), flushed when the server closes. */
 export const tracingLayer = (config: TracingConfig) =>
   lazy(async () => {
-    const [{ OtlpSerialization, OtlpTracer }, { FetchHttpClient }] = await Promise.all([
-      import("effect/observability"),
-      import("effect/http")
+    const [OtlpSerialization, OtlpTracer, FetchHttpClient] = await Promise.all([
+      import("effect/observability/OtlpSerialization"),
+      import("effect/observability/OtlpTracer"),
+      import("effect/http/FetchHttpClient")
     ])
     return OtlpTracer.layer({
       url: `${config.otlpEndpoint}/v1/traces`,
