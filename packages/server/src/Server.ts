@@ -271,13 +271,7 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     const unusable = await runtime.runPromise(Startup.problems(config))
     if (unusable.length > 0) throw new ServerStartError({ problems: unusable })
     if (config.provider.kind === "outbox") {
-      viewer = startViewer(
-        config.provider.dir,
-        config,
-        runtime,
-        { host, publicUrl, options },
-        () => organizationIds
-      )
+      viewer = startViewer(config.provider.dir, config, runtime, { host, publicUrl, options }, () => organizationIds)
       noteWritten = viewer.noteWritten
     }
     handle = handlers.node
