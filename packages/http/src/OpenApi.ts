@@ -133,7 +133,8 @@ const query = (name: string, schema: Schema.Top) => ({
   required: true,
   schema: Schema.toJsonSchemaDocument(schema).schema
 })
-const keyQuery = [query("key", Wire.DownloadByKeyQuery.fields.key)]
+// Generated when the document is asked for, not when the module loads (issue 33).
+const keyQuery = () => [query("key", Wire.DownloadByKeyQuery.fields.key)]
 
 /** `POST /emails`. */
 const sendEmail = {
@@ -175,7 +176,7 @@ const attachmentPaths = (base: string, v1: string): JsonObject => ({
     get: {
       summary: "A temporary download URL for a stored attachment",
       security: apiKey,
-      parameters: keyQuery,
+      parameters: keyQuery(),
       responses: {
         ...success("200", "DownloadResponse", "Download URL, valid for expires_in seconds"),
         "400": errorResponse("error", "Invalid key"),
@@ -189,7 +190,7 @@ const attachmentPaths = (base: string, v1: string): JsonObject => ({
     delete: {
       summary: "Delete an attachment permanently",
       security: apiKey,
-      parameters: keyQuery,
+      parameters: keyQuery(),
       responses: {
         ...success("200", "DeleteByKeyResponse", "Deleted"),
         "400": errorResponse("error", "Invalid key"),
@@ -252,12 +253,12 @@ export const document = (options: DocumentOptions = {}): JsonObject => {
     paths: {
       [`${base}/emails`]: {
         post: sendEmail,
-        get: MessagesDocument.listEmails
+        get: MessagesDocument.listEmails()
       },
       ...MessagesDocument.paths(base),
       [`${base}/emails/{id}`]: {
         ...MessagesDocument.paths(base)[`${base}/emails/{id}`],
-        patch: ScheduleDocument.reschedule
+        patch: ScheduleDocument.reschedule()
       },
       ...ScheduleDocument.paths(base),
       ...attachmentPaths(base, v1),

@@ -21,7 +21,8 @@ import * as Runtime from "./internal/runtime.js"
 import * as Startup from "./internal/startup.js"
 import { ServerStartError } from "./internal/startup.js"
 import * as Telemetry from "./internal/telemetry.js"
-import * as Viewer from "./internal/viewer/viewer.js"
+import * as Viewer from "./internal/viewer/deferred.js"
+import type * as ViewerModule from "./internal/viewer/viewer.js"
 import * as Waiting from "./internal/viewer/waiting.js"
 import { type Config, isServerConfigError, ServerConfigError } from "./ServerConfig.js"
 
@@ -94,7 +95,7 @@ const timeouts = (requestTimeout: number) => ({
 const startViewer = (
   dir: string,
   config: Config,
-  runtime: Viewer.Options["runtime"],
+  runtime: ViewerModule.Options["runtime"],
   at: { readonly host: string; readonly publicUrl: string; readonly options: StartOptions },
   organizationIds: () => ReadonlyArray<string>
 ) =>
@@ -196,7 +197,7 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     readiness: health.readiness,
     home: () => ({ viewer: viewer?.url, publicUrl })
   })
-  let viewer: Viewer.Viewer | undefined
+  let viewer: ViewerModule.Viewer | undefined
   // Answers still being worked on, also those whose client went away: a send must not be cut short.
   const inFlight = new Set<Promise<void>>()
   const requestTimeout = Duration.toMillis(config.requestTimeout)
@@ -270,13 +271,7 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
     const unusable = await runtime.runPromise(Startup.problems(config))
     if (unusable.length > 0) throw new ServerStartError({ problems: unusable })
     if (config.provider.kind === "outbox") {
-      viewer = await startViewer(
-        config.provider.dir,
-        config,
-        runtime,
-        { host, publicUrl, options },
-        () => organizationIds
-      )
+      viewer = startViewer(config.provider.dir, config, runtime, { host, publicUrl, options }, () => organizationIds)
       noteWritten = viewer.noteWritten
     }
     handle = handlers.node

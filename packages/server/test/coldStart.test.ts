@@ -60,7 +60,7 @@ describe("what the server loads at start", () => {
   })
   afterAll(() => rm(dir, { recursive: true, force: true }))
 
-  const loadedBy = async (name: string, config: Record<string, unknown>) => {
+  const loadedBy = async (name: string, config: Record<string, unknown>, visit?: string) => {
     const path = join(dir, `${name}.json`)
     const loaded = join(dir, `${name}.loaded.json`)
     await writeFile(
@@ -78,6 +78,7 @@ describe("what the server loads at start", () => {
       MAILROOM_TEST_LOADED: loaded
     })
     assert.strictEqual((await fetch(`${server.url}/openapi.json`)).status, 200)
+    if (visit !== undefined) assert.strictEqual((await fetch(`${server.url}${visit}`)).status, 200)
     await server.stop()
     const urls = JSON.parse(await readFile(loaded, "utf8")) as ReadonlyArray<string>
     return (pattern: RegExp) => urls.some((url) => pattern.test(url))
@@ -90,6 +91,15 @@ describe("what the server loads at start", () => {
       heavy.filter(([, pattern]) => loaded(pattern)).map(([name]) => name),
       []
     )
+  })
+
+  // Its pages, assets, inbox API and index: the modules a start that serves no viewer page never runs.
+  const viewerModules = /\/internal\/(viewer\/viewer|inbox\/api)\.[jt]s$/
+
+  it("the outbox viewer's modules load with its first page, not at start", async () => {
+    assert.isFalse((await loadedBy("viewer-unvisited", {}))(viewerModules), "loaded at start")
+    const visited = await loadedBy("viewer-visited", {}, "/_mailroom/outbox/")
+    assert.isTrue(visited(viewerModules), "the page was answered without them: the test could not fail")
   })
 
   it("the command writes Node's compile cache for the next start, in the temporary directory", async () => {

@@ -123,24 +123,43 @@ const schema = (statements: (key: string) => ReadonlyArray<string>) =>
     for (const statement of statements(key)) yield* sql.unsafe(statement).unprepared
   })
 
-const loader = Migrator.fromRecord({ "1_messages": schema(messages), "2_queue": schema(queue) })
+const migrations = { "1_messages": schema(messages), "2_queue": schema(queue) }
+const loader = Migrator.fromRecord(migrations)
+/** The id of the last migration: the schema is current once the table records it. */
+const latest = Object.keys(migrations).length
+
+/**
+ * Whether the table records the last migration: one read, so that a start on a current database (the
+ * usual one) skips the Migrator's transaction, its lock and its own reads. Anything else (no table yet,
+ * an older schema, an error) answers false, and the Migrator decides, under its lock, what to apply.
+ */
+const isCurrent = (sql: SqlClient.SqlClient) =>
+  sql<{ readonly latest: number | string | null }>`SELECT MAX(migration_id) AS latest FROM ${sql(table)}`.pipe(
+    Effect.map((rows) => Number(rows[0]?.latest ?? 0) >= latest),
+    Effect.orElseSucceed(() => false)
+  )
 
 /**
  * Applies every migration the database has not seen, in one transaction, and answers the ones it
  * applied (`[[1, "messages"], [2, "queue"]]`, or `[]` when the schema is current). Safe to run from several
  * instances at once: PostgreSQL locks the migrations table meanwhile; on SQLite the transaction takes
  * the write lock when it begins (`BEGIN IMMEDIATE`), so another instance waits, then finds nothing to do.
+ * A database that records the last migration costs one read, without the Migrator's transaction.
  */
 export const run: Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
   Migrator.MigrationError | SqlError.SqlError,
   SqlClient.SqlClient
 > = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Migrator.make({})({ loader, table }).pipe(
-    sql.onDialectOrElse({
-      sqlite: () => Effect.provideService(SqlClient.BeginTransaction, "BEGIN IMMEDIATE"),
-      orElse: () => (effect) => effect
-    })
+  Effect.flatMap(isCurrent(sql), (current) =>
+    current
+      ? Effect.succeed([])
+      : Migrator.make({})({ loader, table }).pipe(
+          sql.onDialectOrElse({
+            sqlite: () => Effect.provideService(SqlClient.BeginTransaction, "BEGIN IMMEDIATE"),
+            orElse: () => (effect) => effect
+          })
+        )
   )
 )
 

@@ -146,6 +146,25 @@ describe("SqlMessageLog on SQLite, as one machine runs it", () => {
     20_000
   )
 
+  it.live("an instance starting on a current file while another connection writes serves at once", () =>
+    Effect.gen(function* () {
+      const filename = join(dir.path, `current-${randomUUID()}.db`)
+      const first = yield* instance(filename)
+      const org = `org_${randomUUID()}`
+      const kept = newMessage(org)
+      yield* first.log.accept(kept)
+
+      // A long write transaction (a bulk import): the schema is current, so a restart must not wait on it.
+      const other = new DatabaseSync(filename)
+      yield* Effect.addFinalizer(() => Effect.sync(() => other.isOpen && other.close()))
+      other.exec("BEGIN IMMEDIATE")
+      const second = yield* instance(filename, { busyTimeout: "300 millis" })
+      assert.strictEqual((yield* second.log.find(org, kept.id))?.id, kept.id)
+      assert.deepStrictEqual(yield* Effect.provide(SqlMigrations.run, second.context), [])
+      other.exec("COMMIT")
+    }).pipe(Effect.scoped)
+  )
+
   it.live(
     "a write that misses its deadline waiting for the lock is Unavailable at once, and rolled back when the lock frees",
     () =>

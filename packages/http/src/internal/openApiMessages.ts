@@ -44,16 +44,18 @@ const limit = {
   description: `Rows in the page, 1 to ${Wire.maxPageSize}`,
   schema: { type: "integer", minimum: 1, maximum: Wire.maxPageSize, default: Wire.defaultPageSize }
 }
-const cursor = parameter("cursor", "query", Wire.PageCursor, "The `next_cursor` of the page before")
+// Each parameter is generated when the document is asked for, not when the module loads: a start that
+// never serves /openapi.json never converts a schema (issue 33).
+const cursor = () => parameter("cursor", "query", Wire.PageCursor, "The `next_cursor` of the page before")
 
 /** `GET /emails`: merged with `POST /emails` under the one path. */
-export const listEmails = {
+export const listEmails = () => ({
   summary: "The organisation's messages, newest first, a page at a time",
   description: "Bodies and attachment bytes are not stored; sizes and storage keys are.",
   security,
   parameters: [
     limit,
-    cursor,
+    cursor(),
     parameter("status", "query", emailsQuery.status.schema, "The message's status, derived from its recipients"),
     parameter("to", "query", Wire.EmailAddress, "A recipient (to, cc or bcc); the domain compared in any case"),
     parameter("tag", "query", Wire.TagFilter, "`name:value`, a tag the message was sent with"),
@@ -64,7 +66,7 @@ export const listEmails = {
     ...success("200", "EmailList", "A page; next_cursor is null on the last"),
     ...errors("errors", "A query parameter is invalid, unknown or given twice; each is named")
   }
-}
+})
 
 /** The operations at their own paths. */
 export const paths = (base: string) => ({
@@ -86,7 +88,7 @@ export const paths = (base: string) => ({
       security,
       parameters: [
         limit,
-        cursor,
+        cursor(),
         parameter("reason", "query", suppressionsQuery.reason.schema, "Why the address is on the list")
       ],
       responses: {

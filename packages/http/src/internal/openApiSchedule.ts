@@ -42,7 +42,8 @@ const common = {
   )
 }
 
-const id = parameter("id", "path", Wire.MessageId, "The message_id POST /emails answered")
+// Generated when the document is asked for, not when the module loads (issue 33).
+const id = () => parameter("id", "path", Wire.MessageId, "The message_id POST /emails answered")
 
 /** `POST /emails` with `scheduled_at`: added to that operation's answers. */
 export const scheduledResponse = success(
@@ -52,10 +53,10 @@ export const scheduledResponse = success(
 )
 
 /** `PATCH /emails/{id}`: merged with `GET /emails/{id}` under the one path. */
-export const reschedule = {
+export const reschedule = () => ({
   summary: "Move a scheduled message to another time",
   security,
-  parameters: [id],
+  parameters: [id()],
   requestBody: jsonBody("RescheduleRequest"),
   responses: {
     ...success("200", "ScheduledEmailResponse", "Rescheduled"),
@@ -66,7 +67,7 @@ export const reschedule = {
     "415": errorResponse("error", "Body is not application/json"),
     ...common
   }
-}
+})
 
 /** The operations at their own paths. */
 export const paths = (base: string) => ({
@@ -75,7 +76,7 @@ export const paths = (base: string) => ({
       summary: "Cancel a scheduled message",
       description: "A message cancelled is never sent; cancelling it again answers the same.",
       security,
-      parameters: [id],
+      parameters: [id()],
       responses: {
         ...success("200", "CancelResponse", "Cancelled"),
         "400": errorResponse("errors", "The id is not valid percent-encoding, or a query parameter was given"),

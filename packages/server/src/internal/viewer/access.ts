@@ -84,3 +84,19 @@ export const make = (options: Options) => {
 
   return { served, notServed, decide, sameOrigin }
 }
+
+/** The access rule of a viewer: whether it is served, and who may see it. */
+export type Access = ReturnType<typeof make>
+
+/** The rule's options from the viewer's: `secure` when browsers reach it over https. */
+export const optionsOf = (viewer: {
+  readonly enabled: boolean
+  readonly token: string | undefined
+  readonly host: string
+  readonly publicUrl: string
+}): Options => ({
+  enabled: viewer.enabled,
+  token: viewer.token,
+  host: viewer.host,
+  secure: viewer.publicUrl.startsWith("https:")
+})

@@ -28,6 +28,8 @@ export interface Options {
   readonly logError?: ((message: string) => void) | undefined
   /** The messages scheduled or cancelled, from the message log, listed above the outbox's. Default: none. */
   readonly waiting?: (() => Promise<ReadonlyArray<MessageLog.EmailRecord>>) | undefined
+  /** The access rule, when the caller made it already (deferred.ts): one session for both. Default: made here. */
+  readonly access?: Access.Access | undefined
 }
 
 export interface Viewer {
@@ -90,7 +92,7 @@ const makeFeeds = (index: Store.Index) => {
 }
 
 interface State {
-  readonly access: ReturnType<typeof Access.make>
+  readonly access: Access.Access
   readonly index: Store.Index
   readonly api: Api.InboxApi
   readonly feeds: ReturnType<typeof makeFeeds>
@@ -184,12 +186,7 @@ const handle = (state: State, req: IncomingMessage, res: ServerResponse) => {
 }
 
 export const start = async (options: Options): Promise<Viewer> => {
-  const access = Access.make({
-    enabled: options.enabled,
-    token: options.token,
-    host: options.host,
-    secure: options.publicUrl.startsWith("https:")
-  })
+  const access = options.access ?? Access.make(Access.optionsOf(options))
   const { runtime } = options
   const index = Store.make(options.dir)
   // The message log is the truth about a message's events; one it cannot reach now shows none.
