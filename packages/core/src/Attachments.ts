@@ -8,7 +8,7 @@ import * as Redacted from "effect/Redacted"
 import * as AttachmentKey from "./internal/attachmentKey.js"
 import { sanitizeFilename } from "./internal/filename.js"
 import { defaultMaxUploadBytes } from "./internal/options.js"
-import { checkOrgId, isOwnKey } from "./internal/tenancy.js"
+import { isOwnKey, orgIdRefusal } from "./internal/tenancy.js"
 import type { Forbidden } from "./MailroomError.js"
 import { NotFound, ValidationError } from "./MailroomError.js"
 import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
@@ -87,6 +87,21 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         : config.idSecret
   )
 
+  /** Why a decoded presign is refused, if it is: another organisation, or a size out of bounds. */
+  const refusal = (principal: Principal, input: Wire.PresignRequest): Forbidden | ValidationError | undefined => {
+    const foreign = orgIdRefusal(principal, input.org_id)
+    if (foreign !== undefined) return foreign
+    if (requiresContentLength && input.content_length === undefined) {
+      return new ValidationError({
+        errors: ["content_length: is required: upload URLs are issued for a declared size only"]
+      })
+    }
+    if (input.content_length !== undefined && input.content_length > maxUploadBytes) {
+      return new ValidationError({ errors: [`content_length: must be at most ${maxUploadBytes} bytes`] })
+    }
+    return undefined
+  }
+
   const ownedOr404 = (principal: Principal, key: string): Effect.Effect<string, NotFound> =>
     isOwnKey(principal, key) ? Effect.succeed(key) : Effect.fail(notFound(key))
 
@@ -125,33 +140,28 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   return Attachments.of({
     maxUploadBytes,
     requiresContentLength,
+    // A flat chain rather than a generator: a presign is mostly one signature, and each step of the
+    // fiber around it costs about as much as the work it does (issue 33).
     presign: (principal, request) =>
-      Effect.gen(function* () {
-        const input = yield* decodePresign(request)
-        yield* checkOrgId(principal, input.org_id)
-        if (requiresContentLength && input.content_length === undefined) {
-          return yield* new ValidationError({
-            errors: ["content_length: is required: upload URLs are issued for a declared size only"]
+      Effect.flatMap(
+        decodePresign(request),
+        (input): Effect.Effect<Wire.PresignResponse, ValidationError | Forbidden | ObjectStoreError> => {
+          const refused = refusal(principal, input)
+          if (refused !== undefined) return Effect.fail(refused)
+          const contentLength = input.content_length
+          return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const { key, id } = AttachmentKey.issue(idKey, principal.orgId, now, sanitizeFilename(input.filename))
+            const put = store.presignPut({
+              key,
+              contentType: input.content_type ?? "application/octet-stream",
+              expiresIn,
+              ...(contentLength === undefined ? {} : { contentLength })
+            })
+            // Nothing is written: the id is the key, so an abandoned upload leaves nothing behind.
+            return Effect.map(put, (url) => ({ url, key, expires_in: expiresIn, attachment_id: id }))
           })
         }
-        if (input.content_length !== undefined && input.content_length > maxUploadBytes) {
-          return yield* new ValidationError({
-            errors: [`content_length: must be at most ${maxUploadBytes} bytes`]
-          })
-        }
-        const contentType = input.content_type ?? "application/octet-stream"
-        const now = yield* Clock.currentTimeMillis
-        const key = AttachmentKey.newKey(principal.orgId, now, sanitizeFilename(input.filename))
-        const url = yield* store.presignPut({
-          key,
-          contentType,
-          expiresIn,
-          ...(input.content_length === undefined ? {} : { contentLength: input.content_length })
-        })
-        // Nothing is written: the id is the key, so an abandoned upload leaves nothing behind.
-        const attachmentId = AttachmentKey.idOf(idKey, principal.orgId, key) as string
-        return { url, key, expires_in: expiresIn, attachment_id: attachmentId }
-      }),
+      ),
     download: (principal, key) => Effect.flatMap(ownedOr404(principal, key), (owned) => downloadUrl(owned)),
     downloadById: (principal, attachmentId) =>
       Effect.flatMap(keyOfId(principal, attachmentId), (key) => downloadUrl(key, attachmentId)),

@@ -43,32 +43,34 @@ const randomHex = () => {
   return hex
 }
 
-export const newKey = (orgId: string, now: number, filename: string): string =>
-  `${prefixOf(orgId)}${now}_${randomHex()}-${filename}`
-
 /** The secret that tags ids, as a KeyObject made once: HMAC keyed this way costs no key setup per call. */
 export const idKey = (secret: string): KeyObject => createSecretKey(Buffer.from(`mailroom attachment id\0${secret}`))
 
 const tagOf = (key: KeyObject, orgId: string, payload: Buffer) =>
   createHmac("sha256", key).update(orgId).update("\0").update(payload).digest().subarray(0, tagBytes)
 
-const keyPattern = /^attachments\/[^/]+\/([0-9]{1,15})_([0-9a-f]{20})-([^/\\]+)$/
-
-/**
- * `att_` + hex of version, timestamp, random bits and file name, then a tag binding them to the
- * organisation. Undefined for a key this encoding cannot carry (one issued by an earlier version).
- */
-export const idOf = (secret: KeyObject, orgId: string, key: string): string | undefined => {
-  const match = keyPattern.exec(key)
-  if (match === null || !key.startsWith(prefixOf(orgId))) return undefined
-  const [, ms, random, filename] = match as unknown as [string, string, string, string]
+const idFrom = (secret: KeyObject, orgId: string, ms: number, random: string, filename: string): string => {
   const name = Buffer.from(filename, "utf8")
   const payload = Buffer.alloc(headerBytes + name.byteLength)
   payload.writeUInt8(version, 0)
-  payload.writeUIntBE(Number(ms), 1, 6)
+  payload.writeUIntBE(ms, 1, 6)
   payload.write(random, 7, "hex")
   name.copy(payload, headerBytes)
   return `att_${payload.toString("hex")}${tagOf(secret, orgId, payload).toString("hex")}`
+}
+
+/**
+ * A new key for a sanitised file name (one segment, not empty) and its id: `att_` + hex of version,
+ * timestamp, random bits and file name, then a tag binding them to the organisation.
+ */
+export const issue = (
+  secret: KeyObject,
+  orgId: string,
+  now: number,
+  filename: string
+): { readonly key: string; readonly id: string } => {
+  const random = randomHex()
+  return { key: `${prefixOf(orgId)}${now}_${random}-${filename}`, id: idFrom(secret, orgId, now, random, filename) }
 }
 
 /** Shortest and longest ids this version issues, in hex characters after `att_`. */

@@ -12,7 +12,13 @@ import * as AttachmentKey from "./attachmentKey.js"
 export const isOwnKey = (principal: Principal, key: string): boolean => AttachmentKey.isOwnKey(principal.orgId, key)
 
 /** An `org_id` in a request body may only name the caller's own organisation. */
-export const checkOrgId = (principal: Principal, orgId: string | undefined): Effect.Effect<void, Forbidden> =>
+export const orgIdRefusal = (principal: Principal, orgId: string | undefined): Forbidden | undefined =>
   orgId === undefined || orgId === principal.orgId
-    ? Effect.void
-    : Effect.fail(new Forbidden({ message: "org_id is not the organization of this credential" }))
+    ? undefined
+    : new Forbidden({ message: "org_id is not the organization of this credential" })
+
+/** As `orgIdRefusal`, as an effect. */
+export const checkOrgId = (principal: Principal, orgId: string | undefined): Effect.Effect<void, Forbidden> => {
+  const refused = orgIdRefusal(principal, orgId)
+  return refused === undefined ? Effect.void : Effect.fail(refused)
+}
