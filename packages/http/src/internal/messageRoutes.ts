@@ -4,7 +4,7 @@ import { Mailer, Messages, Wire } from "@mailroom/core"
 import * as Effect from "effect/Effect"
 import { pathSegment, singleQuery } from "./query.js"
 import { ok } from "./responses.js"
-import type { Route } from "./router.js"
+import type { Route, Services } from "./router.js"
 
 const messages = Messages.Messages
 const mailer = Mailer.Mailer
@@ -120,6 +120,22 @@ export interface Pattern {
   readonly routes: ReadonlyArray<Route>
 }
 
+/**
+ * A route on one path parameter and no query: the query refused if it has any parameter, the segment
+ * decoded as `name`, then `f`'s answer with 200.
+ */
+const onSegment =
+  <A, E>(
+    name: string,
+    f: (segment: string, context: Parameters<Route["run"]>[0]) => Effect.Effect<A, E, Services>
+  ): Route["run"] =>
+  (context) =>
+    Effect.gen(function* () {
+      yield* singleQuery(context.request.query, [])
+      const segment = yield* pathSegment(context.param ?? "", name)
+      return ok(200, yield* f(segment, context))
+    })
+
 /** `GET|PATCH /emails/{id}`, `POST /emails/{id}/cancel` and `DELETE /suppressions/{email}`. */
 export const patterns = (basePath: string): ReadonlyArray<Pattern> => [
   {
@@ -131,12 +147,7 @@ export const patterns = (basePath: string): ReadonlyArray<Pattern> => [
         method: "POST",
         variant: "emails",
         auth: "apiKey",
-        run: ({ request, principal, param }) =>
-          Effect.gen(function* () {
-            yield* singleQuery(request.query, [])
-            const id = yield* pathSegment(param ?? "", "id")
-            return ok(200, yield* (yield* mailer).cancel(principal, id))
-          })
+        run: onSegment("id", (id, { principal }) => Effect.flatMap(mailer, (m) => m.cancel(principal, id)))
       }
     ]
   },
@@ -149,24 +160,16 @@ export const patterns = (basePath: string): ReadonlyArray<Pattern> => [
         method: "GET",
         variant: "emails",
         auth: "apiKey",
-        run: ({ request, principal, param }) =>
-          Effect.gen(function* () {
-            yield* singleQuery(request.query, [])
-            const id = yield* pathSegment(param ?? "", "id")
-            return ok(200, yield* (yield* messages).get(principal, id))
-          })
+        run: onSegment("id", (id, { principal }) => Effect.flatMap(messages, (m) => m.get(principal, id)))
       },
       {
         method: "PATCH",
         variant: "emails",
         auth: "apiKey",
         body: "json",
-        run: ({ request, principal, param, body }) =>
-          Effect.gen(function* () {
-            yield* singleQuery(request.query, [])
-            const id = yield* pathSegment(param ?? "", "id")
-            return ok(200, yield* (yield* mailer).reschedule(principal, id, body as never))
-          })
+        run: onSegment("id", (id, { principal, body }) =>
+          Effect.flatMap(mailer, (m) => m.reschedule(principal, id, body as never))
+        )
       }
     ]
   },
@@ -179,12 +182,9 @@ export const patterns = (basePath: string): ReadonlyArray<Pattern> => [
         method: "DELETE",
         variant: "suppressions",
         auth: "apiKey",
-        run: ({ request, principal, param }) =>
-          Effect.gen(function* () {
-            yield* singleQuery(request.query, [])
-            const email = yield* pathSegment(param ?? "", "email")
-            return ok(200, yield* (yield* messages).unsuppress(principal, email))
-          })
+        run: onSegment("email", (email, { principal }) =>
+          Effect.flatMap(messages, (m) => m.unsuppress(principal, email))
+        )
       }
     ]
   }
