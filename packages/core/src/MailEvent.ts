@@ -161,38 +161,3 @@ export const recipientsOf = (email: {
     return true
   })
 }
-
-/**
- * The events of a message a local provider (the outbox, the memory provider) accepted: `delivered` to
- * each recipient, or `rejected` to those `isRejected` names.
- */
-export const accepted = (options: {
-  readonly provider: string
-  readonly messageId: string
-  readonly email: {
-    readonly to: ReadonlyArray<string>
-    readonly cc: ReadonlyArray<string>
-    readonly bcc: ReadonlyArray<string>
-    readonly metadata?: Readonly<Record<string, string>>
-  }
-  readonly at: Date
-  readonly isRejected?: (recipient: string) => boolean
-}): ReadonlyArray<Unrouted> =>
-  recipientsOf(options.email).map((recipient) => {
-    const rejected = options.isRejected?.(recipient) === true
-    return make({
-      type: rejected ? "rejected" : "delivered",
-      provider: options.provider,
-      messageId: options.email.metadata?.[messageKey] ?? options.messageId,
-      providerMessageId: options.messageId,
-      recipient,
-      occurredAt: options.at.toISOString(),
-      organizationId: options.email.metadata?.[organizationKey],
-      raw: {
-        messageId: options.messageId,
-        recipient,
-        status: rejected ? "suppressed" : "delivered",
-        timestamp: options.at.toISOString()
-      }
-    })
-  })
