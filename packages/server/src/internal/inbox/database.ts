@@ -5,21 +5,9 @@ import * as path from "node:path"
 import type { DatabaseSync } from "node:sqlite"
 import type { Address, Indexed, Link } from "./message.js"
 
-/** A message as the index holds it. */
-export interface Row {
+/** A message as the index holds it: what `Indexed` keeps but the search text and file time, with its order and read mark. */
+export interface Row extends Omit<Indexed, "body" | "mtimeMs"> {
   readonly seq: number
-  readonly id: string
-  readonly organization: string | null
-  readonly from: Address | null
-  readonly to: ReadonlyArray<Address>
-  readonly cc: ReadonlyArray<Address>
-  readonly bcc: ReadonlyArray<string>
-  readonly subject: string
-  readonly receivedAt: string
-  readonly date: string | null
-  readonly size: number
-  readonly attachments: number
-  readonly links: ReadonlyArray<Link>
   readonly read: boolean
 }
 
