@@ -1,18 +1,11 @@
 // attachments.* against a real server with local storage: uploads of every kind of data read back
 // byte for byte, both variants (key with x-api-key, attachment id with Bearer), and their errors.
+
+import { rejection } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { AuthenticationError, ForbiddenError, MailroomClient, NotFoundError, ValidationError } from "../src/index.js"
 import { type Gateway, startGateway } from "./support/gateway.js"
 import { acme, globex, type Mailroom, startMailroom } from "./support/mailroom.js"
-
-const rejection = async (promise: Promise<unknown>): Promise<unknown> => {
-  try {
-    const value = await promise
-    assert.fail(`expected a rejection, got ${JSON.stringify(value)}`)
-  } catch (error) {
-    return error
-  }
-}
 
 const bytes = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + 7) % 256)
 

@@ -2,6 +2,7 @@
 // messages, and retries that reuse one Idempotency-Key, so that a retried send is replayed, never sent twice.
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { rejection } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import {
   AuthenticationError,
@@ -38,16 +39,6 @@ const recording = () => {
     return globalThis.fetch(input, init)
   }
   return { calls, fetch }
-}
-
-/** Resolves to what the promise rejected with; fails the test if it resolved. */
-const rejection = async (promise: Promise<unknown>): Promise<unknown> => {
-  try {
-    const value = await promise
-    assert.fail(`expected a rejection, got ${JSON.stringify(value)}`)
-  } catch (error) {
-    return error
-  }
 }
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

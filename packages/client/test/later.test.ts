@@ -1,5 +1,7 @@
 // emails.send with scheduled_at, emails.reschedule, emails.cancel and emails.sendBatch against a real
 // server: each answer, each error as its class, a batch retried under its key sending nothing.
+
+import { rejection } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { ConflictError, MailroomClient, NotFoundError, ValidationError } from "../src/index.js"
 import { acme, globex, type Mailroom, startMailroom } from "./support/mailroom.js"
@@ -10,15 +12,6 @@ const email = (subject: string) => ({
   subject,
   body: { text: "Hi" }
 })
-
-const rejection = async (promise: Promise<unknown>): Promise<unknown> => {
-  try {
-    const value = await promise
-    assert.fail(`expected a rejection, got ${JSON.stringify(value)}`)
-  } catch (error) {
-    return error
-  }
-}
 
 describe("sending later and sending many against a running server", () => {
   let mailroom: Mailroom

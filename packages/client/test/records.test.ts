@@ -1,5 +1,7 @@
 // emails.get, emails.list and the suppression list against a real server: the records the server
 // keeps, pages walked by the async iterator, each error as its class, one organisation's records only.
+
+import { rejection } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { MailroomClient, NotFoundError, UnprocessableError, ValidationError } from "../src/index.js"
 import { acme, globex, type Mailroom, startMailroom } from "./support/mailroom.js"
@@ -11,16 +13,6 @@ const email = (subject: string, to = ["alice@example.com"]) => ({
   body: { text: "Hi" },
   tags: [{ name: "kind", value: subject }]
 })
-
-/** Resolves to what the promise rejected with; fails the test if it resolved. */
-const rejection = async (promise: Promise<unknown>): Promise<unknown> => {
-  try {
-    const value = await promise
-    assert.fail(`expected a rejection, got ${JSON.stringify(value)}`)
-  } catch (error) {
-    return error
-  }
-}
 
 describe("records and suppressions against a running server", () => {
   let mailroom: Mailroom

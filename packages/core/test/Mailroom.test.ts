@@ -1,3 +1,4 @@
+import { rejection } from "@mailroom/test-support"
 import { Layer } from "effect"
 import { afterAll, assert, describe, it } from "vitest"
 import { EmailProvider, Mailroom, MailroomError, ObjectStore, Organizations, ProviderError } from "../src/index.js"
@@ -22,15 +23,6 @@ const mailroom = Mailroom.make({
   })
 })
 afterAll(() => mailroom.dispose())
-
-const rejection = async (promise: Promise<unknown>) => {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error("the call did not reject")
-}
 
 const uploadPdf = async (caller: Mailroom.Caller) => {
   const presigned = await mailroom.presign(caller, { filename: "a.pdf", content_type: "application/pdf" })

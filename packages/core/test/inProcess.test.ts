@@ -1,17 +1,10 @@
 // What an application that embeds mailroom in process sees: one organisation and no principal to
 // pass, attachments given as the bytes it holds, and a misconfiguration reported at start-up.
+
+import { rejection } from "@mailroom/test-support"
 import { Config, ConfigProvider, Effect, Layer } from "effect"
 import { afterAll, assert, describe, it } from "vitest"
 import { EmailProvider, Mailroom, type MailroomError, ObjectStore, Organizations, ProviderError } from "../src/index.js"
-
-const rejection = async (promise: Promise<unknown>) => {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error("the call did not reject")
-}
 
 const message = { from: "hello@app.example", to: ["alice@example.com"], subject: "Hi", body: { text: "Hi" } }
 

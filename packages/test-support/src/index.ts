@@ -20,6 +20,7 @@ export {
   startCluster as startPostgresCluster
 } from "./postgres.ts"
 export { type RedisServer, startRedisServer } from "./redis.ts"
+export { rejection } from "./rejection.ts"
 export { type SmallDisk, smallDisk } from "./smallDisk.ts"
 export {
   type Answer,
