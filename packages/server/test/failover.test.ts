@@ -7,27 +7,8 @@ import { freePort, type TempDir, tempDir } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, beforeEach, describe, it } from "vitest"
 import * as SmtpPeer from "../../smtp/test/support/SmtpPeer.js"
 import { Server, ServerConfig } from "../src/index.js"
+import { configFor, problemsOf } from "./support/providerConfig.js"
 import { startServer } from "./support/serverProcess.js"
-
-const organizations = [{ id: "org_acme", slug: "acme", verifiedDomains: ["acme.example"], apiKeys: ["mr_test_acme"] }]
-
-const configFor = (provider: Record<string, unknown>) => ({
-  port: 0,
-  serviceDomain: "mailroom.test",
-  organizations,
-  storage: { kind: "local", dir: "storage", signingSecret: "test-secret" },
-  provider
-})
-
-const problemsOf = (input: unknown, env: Record<string, string> = {}): ReadonlyArray<string> => {
-  try {
-    ServerConfig.parse(input, { env })
-    return []
-  } catch (error) {
-    if (!ServerConfig.isServerConfigError(error)) throw error
-    return error.problems
-  }
-}
 
 const failover = (providers: ReadonlyArray<unknown>, more: Record<string, unknown> = {}) =>
   configFor({ kind: "failover", providers, ...more })
