@@ -2,20 +2,7 @@
 // DELETE /suppressions/{email}, each success body, every bad input's 400 naming it, 404s, 401, 405,
 // and one organisation never reading or changing another's.
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { keys, makeWorld, type Running, transports, type World } from "./world.js"
-
-interface Answer {
-  readonly status: number
-  readonly headers: Headers
-  readonly body: unknown
-}
-
-const message = {
-  from: "billing@acme.example",
-  to: ["alice@example.com"],
-  subject: "Your invoice",
-  body: { text: "See attached." }
-}
+import { expectJson, jsonCaller, keys, makeWorld, message, type Running, transports, type World } from "./world.js"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const instant = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -30,23 +17,7 @@ for (const [transport, start] of Object.entries(transports)) {
     })
     afterAll(() => server.close())
 
-    const call = async (method: string, path: string, init: { key?: string | null; body?: unknown } = {}) => {
-      const key = init.key === undefined ? keys.acme : init.key
-      const response = await fetch(`${server.url}${path}`, {
-        method,
-        headers: {
-          ...(key === null ? {} : { "x-api-key": key }),
-          ...(init.body === undefined ? {} : { "content-type": "application/json" })
-        },
-        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
-      })
-      return { status: response.status, headers: response.headers, body: await response.json() } satisfies Answer
-    }
-    const expectJson = (answer: Answer, status: number, body: unknown) => {
-      assert.strictEqual(answer.status, status, JSON.stringify(answer.body))
-      assert.match(answer.headers.get("content-type") ?? "", /^application\/json/)
-      assert.deepStrictEqual(answer.body, body)
-    }
+    const call = jsonCaller(() => server.url)
     const send = async (overrides: Record<string, unknown> = {}, key = keys.acme) => {
       const answer = await call("POST", "/emails", { key, body: { ...message, ...overrides } })
       assert.strictEqual(answer.status, 201, JSON.stringify(answer.body))

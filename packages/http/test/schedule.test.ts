@@ -2,20 +2,7 @@
 // POST /emails/{id}/cancel and POST /emails/batch: each body and status, every bad input's 4xx in the
 // spec's shapes with nothing recorded, and one organisation never reaching another's messages.
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { keys, makeWorld, type Running, transports, type World } from "./world.js"
-
-interface Answer {
-  readonly status: number
-  readonly headers: Headers
-  readonly body: unknown
-}
-
-const message = {
-  from: "billing@acme.example",
-  to: ["alice@example.com"],
-  subject: "Your invoice",
-  body: { text: "See attached." }
-}
+import { expectJson, jsonCaller, keys, makeWorld, message, type Running, transports, type World } from "./world.js"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const hourAhead = () => new Date(Date.now() + 3_600_000)
@@ -30,28 +17,7 @@ for (const [transport, start] of Object.entries(transports)) {
     })
     afterAll(() => server.close())
 
-    const call = async (
-      method: string,
-      path: string,
-      init: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}
-    ): Promise<Answer> => {
-      const key = init.key === undefined ? keys.acme : init.key
-      const response = await fetch(`${server.url}${path}`, {
-        method,
-        headers: {
-          ...(key === null ? {} : { "x-api-key": key }),
-          ...(init.body === undefined ? {} : { "content-type": "application/json" }),
-          ...init.headers
-        },
-        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
-      })
-      return { status: response.status, headers: response.headers, body: await response.json() }
-    }
-    const expectJson = (answer: Answer, status: number, body: unknown) => {
-      assert.strictEqual(answer.status, status, JSON.stringify(answer.body))
-      assert.match(answer.headers.get("content-type") ?? "", /^application\/json/)
-      assert.deepStrictEqual(answer.body, body)
-    }
+    const call = jsonCaller(() => server.url)
     const schedule = async (overrides: Record<string, unknown> = {}, key = keys.acme) => {
       const answer = await call("POST", "/emails", {
         key,

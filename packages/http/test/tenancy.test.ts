@@ -2,14 +2,7 @@
 // it was issued to, and a key is one segment after the caller's own prefix, whatever the store holds.
 import { Effect } from "effect"
 import { afterAll, assert, beforeAll, beforeEach, describe, it } from "vitest"
-import { keys, makeWorld, type Running, transports, type World } from "./world.js"
-
-const message = {
-  from: "billing@acme.example",
-  to: ["alice@example.com"],
-  subject: "Your invoice",
-  body: { text: "See attached." }
-}
+import { keys, makeWorld, message, type Running, transports, type World } from "./world.js"
 
 for (const [transport, start] of Object.entries(transports)) {
   describe(transport, () => {

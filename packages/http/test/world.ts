@@ -15,7 +15,51 @@ import {
   Suppressions
 } from "@mailroom/core"
 import { Effect, Layer } from "effect"
+import { assert } from "vitest"
 import { MailroomHandler, StoreRoutes } from "../src/index.js"
+
+/** An answer as a test reads it: status, headers, the body parsed. */
+export interface Answer {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: unknown
+}
+
+/** The smallest valid send of acme's. */
+export const message = {
+  from: "billing@acme.example",
+  to: ["alice@example.com"],
+  subject: "Your invoice",
+  body: { text: "See attached." }
+}
+
+/** A JSON call to the server at `url()`: with acme's API key unless `key` names another (null: none). */
+export const jsonCaller =
+  (url: () => string) =>
+  async (
+    method: string,
+    path: string,
+    init: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}
+  ): Promise<Answer> => {
+    const key = init.key === undefined ? keys.acme : init.key
+    const response = await fetch(`${url()}${path}`, {
+      method,
+      headers: {
+        ...(key === null ? {} : { "x-api-key": key }),
+        ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+        ...init.headers
+      },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
+    })
+    return { status: response.status, headers: response.headers, body: await response.json() }
+  }
+
+/** The answer is JSON, with this status and this body. */
+export const expectJson = (answer: Answer, status: number, body: unknown) => {
+  assert.strictEqual(answer.status, status, JSON.stringify(answer.body))
+  assert.match(answer.headers.get("content-type") ?? "", /^application\/json/)
+  assert.deepStrictEqual(answer.body, body)
+}
 
 export const keys = { acme: "mr_test_acme", globex: "mr_test_globex", acmeToken: "tok_acme", globexToken: "tok_globex" }
 
