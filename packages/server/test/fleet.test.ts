@@ -9,6 +9,7 @@ import { join } from "node:path"
 import {
   type PostgresCluster as Cluster,
   type RedisServer,
+  startAll,
   startPostgresCluster as startCluster,
   startRedisServer
 } from "@mailroom/test-support"
@@ -92,10 +93,10 @@ describe("a fleet of three servers", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "mailroom-fleet-"))
-    ;[cluster, redis, ses] = await Promise.all([
-      startCluster(),
-      startRedisServer(),
-      startSesStandIn({ maxSendRate, acceptPerSecond: maxSendRate + burst })
+    ;[cluster, redis, ses] = await startAll([
+      { start: startCluster, stop: (c) => c.destroy() },
+      { start: startRedisServer, stop: (r) => r.dispose() },
+      { start: () => startSesStandIn({ maxSendRate, acceptPerSecond: maxSendRate + burst }), stop: (s) => s.close() }
     ])
     await migrate(cluster.url)
     await cluster.psql(`INSERT INTO mailroom_organizations (id, slug) VALUES ('org_acme', 'acme')`)
@@ -127,7 +128,7 @@ describe("a fleet of three servers", () => {
       })
     )
     const env = { DATABASE_URL: cluster.url, REDIS_URL: redis.url }
-    servers = await Promise.all([1, 2, 3].map(() => startServer(path, env)))
+    servers = await startAll([1, 2, 3].map(() => ({ start: () => startServer(path, env), stop: (s) => s.stop() })))
     // "listening" comes before the layers are built: a load balancer waits for /readyz.
     for (const server of servers) {
       const deadline = Date.now() + 20_000

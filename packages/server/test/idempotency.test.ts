@@ -3,7 +3,7 @@
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type RedisServer, startRedisServer } from "@mailroom/test-support"
+import { type RedisServer, startAll, startRedisServer } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as PostmarkStandIn from "../../postmark/test/PostmarkStandIn.js"
 import { ServerConfig } from "../src/index.js"
@@ -282,7 +282,10 @@ describe("two server processes on one config and one local idempotency directory
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "mailroom-server-two-local-"))
     const path = await writeConfig(dir, { kind: "local", dir: "shared-idempotency" })
-    ;[a, b] = await Promise.all([startServer(path), startServer(path)])
+    ;[a, b] = await startAll([
+      { start: () => startServer(path), stop: (s) => s.stop() },
+      { start: () => startServer(path), stop: (s) => s.stop() }
+    ])
   }, 60_000)
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()])
@@ -299,7 +302,10 @@ describe("Redis dying between a send and the record of its outcome", () => {
   let server: ServerProcess
 
   beforeAll(async () => {
-    ;[redis, standIn] = await Promise.all([startRedisServer(), PostmarkStandIn.start()])
+    ;[redis, standIn] = await startAll([
+      { start: startRedisServer, stop: (r) => r.dispose() },
+      { start: () => PostmarkStandIn.start(), stop: (s) => s.close() }
+    ])
     dir = await mkdtemp(join(tmpdir(), "mailroom-server-redis-dies-"))
     const path = join(dir, "mailroom.config.json")
     await writeFile(

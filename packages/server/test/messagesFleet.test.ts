@@ -5,7 +5,7 @@ import { randomInt } from "node:crypto"
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type PostgresCluster, startPostgresCluster } from "@mailroom/test-support"
+import { type PostgresCluster, startAll, startPostgresCluster } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as PostmarkStandIn from "../../postmark/test/PostmarkStandIn.js"
 import { type ServerProcess, startServer } from "./support/serverProcess.js"
@@ -74,9 +74,9 @@ describe("three servers with their message records on one PostgreSQL", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "mailroom-messages-fleet-"))
-    ;[cluster, standIn] = await Promise.all([
-      startPostgresCluster(),
-      PostmarkStandIn.start({ senderDomains: ["acme.example"] })
+    ;[cluster, standIn] = await startAll([
+      { start: startPostgresCluster, stop: (c) => c.destroy() },
+      { start: () => PostmarkStandIn.start({ senderDomains: ["acme.example"] }), stop: (s) => s.close() }
     ])
     const path = join(dir, "mailroom.config.json")
     await writeFile(
@@ -91,7 +91,9 @@ describe("three servers with their message records on one PostgreSQL", () => {
         events: { postmark: { basicAuth: { username: "postmark", password: hookPassword } } }
       })
     )
-    servers = await Promise.all([1, 2, 3].map(() => startServer(path, { DATABASE_URL: cluster.url })))
+    servers = await startAll(
+      [1, 2, 3].map(() => ({ start: () => startServer(path, { DATABASE_URL: cluster.url }), stop: (s) => s.stop() }))
+    )
     await Promise.all(servers.map(whenReady))
   }, 60_000)
 

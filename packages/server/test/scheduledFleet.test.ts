@@ -4,7 +4,7 @@
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type PostgresCluster, startPostgresCluster } from "@mailroom/test-support"
+import { type PostgresCluster, startAll, startPostgresCluster } from "@mailroom/test-support"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { type ServerProcess, startServer } from "./support/serverProcess.js"
 
@@ -41,7 +41,9 @@ describe(`three servers on one PostgreSQL drain ${total} scheduled messages`, ()
         messages: { kind: "postgres", queue: { lockExpiration: "3 seconds" } }
       })
     )
-    servers = await Promise.all([1, 2, 3].map(() => startServer(path, { DATABASE_URL: cluster.url })))
+    servers = await startAll(
+      [1, 2, 3].map(() => ({ start: () => startServer(path, { DATABASE_URL: cluster.url }), stop: (s) => s.stop() }))
+    )
     for (const server of servers) {
       const deadline = Date.now() + 30_000
       while ((await fetch(`${server.url}/readyz`)).status !== 200) {

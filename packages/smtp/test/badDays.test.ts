@@ -6,7 +6,7 @@ import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 import { Mailer, Mailroom, ObjectStore, Organizations, ProviderError } from "@mailroom/core"
 import { outboundEmail } from "@mailroom/core/testing"
-import { type SelfSignedCertificate, selfSignedCertificate } from "@mailroom/test-support"
+import { type SelfSignedCertificate, selfSignedCertificate, startAll } from "@mailroom/test-support"
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { SmtpEmailProvider } from "../src/index.js"
@@ -42,9 +42,12 @@ let secured: SmtpPeer.Peer
 
 beforeAll(async () => {
   certificate = await selfSignedCertificate()
-  ;[peer, secured] = await Promise.all([
-    SmtpPeer.start({ hideSTARTTLS: true }),
-    SmtpPeer.start({ key: certificate.key, cert: certificate.cert, users: { mailer: password } })
+  ;[peer, secured] = await startAll([
+    { start: () => SmtpPeer.start({ hideSTARTTLS: true }), stop: (p) => p.close() },
+    {
+      start: () => SmtpPeer.start({ key: certificate.key, cert: certificate.cert, users: { mailer: password } }),
+      stop: (p) => p.close()
+    }
   ])
 }, 30_000)
 afterAll(async () => {

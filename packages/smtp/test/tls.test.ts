@@ -3,7 +3,7 @@
 import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 import { outboundEmail } from "@mailroom/core/testing"
-import { type SelfSignedCertificate, selfSignedCertificate } from "@mailroom/test-support"
+import { type SelfSignedCertificate, selfSignedCertificate, startAll } from "@mailroom/test-support"
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { SmtpEmailProvider } from "../src/index.js"
@@ -25,12 +25,15 @@ let pythonPlain: Aiosmtpd.Aiosmtpd
 beforeAll(async () => {
   certificate = await selfSignedCertificate()
   const { key, cert } = certificate
-  ;[starttls, implicit, plain, python, pythonPlain] = await Promise.all([
-    SmtpPeer.start({ key, cert, users: { mailer: password } }),
-    SmtpPeer.start({ key, cert, secure: true, users: { mailer: password } }),
-    SmtpPeer.start({ hideSTARTTLS: true, refuseSTARTTLS: true }),
-    Aiosmtpd.start({ starttls: { cert: certificate.certFile, key: certificate.keyFile } }),
-    Aiosmtpd.start()
+  ;[starttls, implicit, plain, python, pythonPlain] = await startAll([
+    { start: () => SmtpPeer.start({ key, cert, users: { mailer: password } }), stop: (p) => p.close() },
+    { start: () => SmtpPeer.start({ key, cert, secure: true, users: { mailer: password } }), stop: (p) => p.close() },
+    { start: () => SmtpPeer.start({ hideSTARTTLS: true, refuseSTARTTLS: true }), stop: (p) => p.close() },
+    {
+      start: () => Aiosmtpd.start({ starttls: { cert: certificate.certFile, key: certificate.keyFile } }),
+      stop: (p) => p.close()
+    },
+    { start: () => Aiosmtpd.start(), stop: (p) => p.close() }
   ])
 }, 60_000)
 

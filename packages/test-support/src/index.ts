@@ -30,5 +30,6 @@ export {
   type StandInServerOptions,
   startStandIn
 } from "./standIn.ts"
+export { type Starter, startAll } from "./startAll.ts"
 export { scopedTempDir, type TempDir, tempDir } from "./tempDir.ts"
 export { type SelfSignedCertificate, selfSignedCertificate } from "./tls.ts"
