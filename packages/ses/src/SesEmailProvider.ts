@@ -174,6 +174,8 @@ export const make = (
       "client" in options
         ? (input: SendEmailCommandInput) => new SendEmailCommand(input)
         : StreamedBody.sendEmailCommand
+    // Streamed, a send holds its attachments' bytes and one piece of their base64: core's budget counts that.
+    const held: EmailProvider.Limits = "client" in options ? limits : { ...limits, heldPerAttachmentByte: 1 }
     const timeoutMillis = Duration.toMillis(timeout)
     const secrets =
       "client" in options
@@ -183,7 +185,7 @@ export const make = (
           )
     const provider: EmailProvider.EmailProvider = {
       name: "ses",
-      limits,
+      limits: held,
       verify: verify(client, secrets),
       // The SDK's call, aborted at the deadline (reported as a timeout) or when the send is interrupted.
       send: (given) => {

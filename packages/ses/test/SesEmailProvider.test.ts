@@ -272,6 +272,20 @@ describe("SesEmailProvider on the emulator", () => {
         }
       })
     )
+
+    it.effect("holds only the attachments' bytes with a client built here; the SDK's body with one of your own", () =>
+      Effect.gen(function* () {
+        const { url } = yield* Emulator
+        assert.strictEqual((yield* EmailProvider.EmailProvider).limits.heldPerAttachmentByte, 1)
+        const client = new SESv2Client({ region: "us-east-1", endpoint: url, maxAttempts: 1 })
+        const own = yield* SesEmailProvider.make({ client }).pipe(Effect.scoped)
+        client.destroy()
+        assert.isUndefined(
+          own.limits.heldPerAttachmentByte,
+          "the SDK's body: core's default, the bytes and their base64"
+        )
+      })
+    )
   })
 })
 
