@@ -12,31 +12,50 @@ const placeholder = Buffer.from('"RawContent":""', "latin1")
 // A multiple of 3: each piece's base64 has no padding, so the pieces join into the whole's base64.
 const pieceBytes = 3 * 16 * 1024
 const alphabet = Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", "latin1")
+// Two base64 characters for each 12 bits, as one 16-bit store in the platform's byte order.
+const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+const pairs = Uint16Array.from({ length: 4096 }, (_, i) => {
+  const first = alphabet[i >>> 6] as number
+  const second = alphabet[i & 63] as number
+  return littleEndian ? first | (second << 8) : (first << 8) | second
+})
+
+/** A buffer a piece's base64 is written into, with its 16-bit view. */
+interface Scratch {
+  readonly bytes: Buffer
+  readonly pairs: Uint16Array
+}
+
+const scratchOf = (length: number): Scratch => {
+  const bytes = Buffer.allocUnsafeSlow(length)
+  return { bytes, pairs: new Uint16Array(bytes.buffer, bytes.byteOffset, length >>> 1) }
+}
 
 /**
  * Writes the base64 of `bytes` into `into` and answers its length. Written out rather than
  * `toString("base64")`: a string per piece is garbage enough (twice the body per send) to make V8
  * grow its young generation by tens of MiB under a few large sends.
  */
-const encode = (bytes: Uint8Array, into: Uint8Array): number => {
+const encode = (bytes: Uint8Array, into: Scratch): number => {
   const whole = bytes.length - (bytes.length % 3)
+  const out = into.pairs
   let o = 0
   for (let i = 0; i < whole; i += 3) {
     const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number)
-    into[o++] = alphabet[n >>> 18] as number
-    into[o++] = alphabet[(n >>> 12) & 63] as number
-    into[o++] = alphabet[(n >>> 6) & 63] as number
-    into[o++] = alphabet[n & 63] as number
+    out[o++] = pairs[n >>> 12] as number
+    out[o++] = pairs[n & 4095] as number
   }
+  let length = 2 * o
   if (whole < bytes.length) {
     const rest = bytes.length - whole
     const n = ((bytes[whole] as number) << 16) | (rest === 2 ? (bytes[whole + 1] as number) << 8 : 0)
-    into[o++] = alphabet[n >>> 18] as number
-    into[o++] = alphabet[(n >>> 12) & 63] as number
-    into[o++] = rest === 2 ? (alphabet[(n >>> 6) & 63] as number) : 0x3d
-    into[o++] = 0x3d
+    const tail = into.bytes
+    tail[length++] = alphabet[n >>> 18] as number
+    tail[length++] = alphabet[(n >>> 12) & 63] as number
+    tail[length++] = rest === 2 ? (alphabet[(n >>> 6) & 63] as number) : 0x3d
+    tail[length++] = 0x3d
   }
-  return o
+  return length
 }
 
 interface Request {
@@ -49,23 +68,24 @@ const isRequest = (request: unknown): request is Request =>
 
 /**
  * The body the SDK would have written: its own JSON with each attachment's base64 put back, piece by
- * piece. Each piece is written into `scratch` when given (read before the next is asked for), else
- * into a buffer of its own.
+ * piece. Each base64 piece is written into the next of `scratch` in turn when given (the caller is
+ * done with a buffer before it comes round again), else into a buffer of its own.
  */
 function* pieces(
   skeleton: Buffer,
   at: ReadonlyArray<number>,
   contents: ReadonlyArray<Uint8Array>,
-  scratch?: Buffer
+  scratch?: ReadonlyArray<Scratch>
 ): Generator<Buffer> {
   let from = 0
+  let turn = 0
   for (const [i, content] of contents.entries()) {
     const hole = at[i] ?? 0
     yield skeleton.subarray(from, hole)
     for (let start = 0; start < content.byteLength; start += pieceBytes) {
       const piece = content.subarray(start, start + pieceBytes)
-      const into = scratch ?? Buffer.allocUnsafeSlow(4 * Math.ceil(piece.byteLength / 3))
-      yield into.subarray(0, encode(piece, into))
+      const into = scratch?.[turn++ % scratch.length] ?? scratchOf(4 * Math.ceil(piece.byteLength / 3))
+      yield into.bytes.subarray(0, encode(piece, into))
     }
     from = hole
   }
@@ -110,7 +130,7 @@ export class StreamedBody extends Readable {
   digest(): { readonly length: number; readonly sha256: string } {
     const hash = createHash("sha256")
     let length = 0
-    for (const piece of pieces(this.skeleton, this.at, this.contents, Buffer.allocUnsafeSlow(scratchBytes))) {
+    for (const piece of pieces(this.skeleton, this.at, this.contents, [scratchOf(scratchBytes)])) {
       hash.update(piece)
       length += piece.byteLength
     }
@@ -124,15 +144,30 @@ export class StreamedBody extends Readable {
   }
 
   override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
-    const all = pieces(this.skeleton, this.at, this.contents, Buffer.allocUnsafeSlow(scratchBytes))
-    // A failed write fails the request, which the SDK reports: here the body only stops.
-    const next = (error?: Error | null) => {
-      if (error) return
-      const { done, value } = all.next()
-      if (!done) destination.write(value, next)
-      else if (options?.end !== false) destination.end()
+    const all = pieces(this.skeleton, this.at, this.contents, [scratchOf(scratchBytes), scratchOf(scratchBytes)])
+    // At most two writes unflushed: a stream flushes in order, so when the next piece is encoded, only
+    // the last write may still hold its buffer, and the next piece takes the other one.
+    let unflushed = 0
+    let over = false
+    const pump = () => {
+      while (!over && unflushed < 2) {
+        const { done, value } = all.next()
+        if (done) {
+          over = true
+          if (options?.end !== false) destination.end()
+          return
+        }
+        unflushed++
+        destination.write(value, flushed)
+      }
     }
-    next()
+    // A failed write fails the request, which the SDK reports: here the body only stops.
+    const flushed = (error?: Error | null) => {
+      unflushed--
+      if (error) over = true
+      else pump()
+    }
+    pump()
     return destination
   }
 }
