@@ -20,11 +20,12 @@ describe("the fast paths", () => {
     )
   )
 
-  it("are the ones that earned their place: the S3 signer and its hash, GCS's signer", () => {
+  it("are the ones that earned their place: the S3 signer and its hash, GCS's signer, SES's streamed body", () => {
     assert.deepStrictEqual(fenced, [
       "packages/gcs/src/internal/signing.ts",
       "packages/s3/src/internal/presigner.ts",
-      "packages/s3/src/internal/sha256.ts"
+      "packages/s3/src/internal/sha256.ts",
+      "packages/ses/src/internal/streamedBody.ts"
     ])
   })
 

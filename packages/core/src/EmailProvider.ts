@@ -113,6 +113,13 @@ export interface Limits {
    * (SES: `Reply-To`, `Return-Path`...). Default: none beyond those core owns.
    */
   readonly forbiddenHeaders?: ReadonlyArray<string>
+  /**
+   * What a send through the provider holds in memory per byte of its attachments while the provider
+   * has it, those bytes included (at least 1): 1 for one that streams them out, about 2.4 for one that
+   * composes the whole message in memory. Core's `attachmentBytesInFlight` budget counts each file as
+   * its size times this. Default: the file's bytes and their base64, about 2.33.
+   */
+  readonly heldPerAttachmentByte?: number
 }
 
 /** What a provider answers for a message it accepted: its own id. */

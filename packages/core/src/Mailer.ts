@@ -42,10 +42,11 @@ export interface RetryPolicy {
 export interface Config {
   readonly retry?: RetryPolicy
   /**
-   * Bytes that sends may hold in memory at once for their attachments: each file's bytes and their
-   * base64 in the message being composed (about 2.35 times the file, what the outbox and SES hold).
+   * Bytes that sends may hold in memory at once for their attachments, each file counted as the
+   * provider holds it (`Limits.heldPerAttachmentByte`): by default its bytes and their base64 in the
+   * message being composed (about 2.33 times the file), its bytes alone for one that streams them.
    * A send that would go over waits for room; one larger than the whole budget waits until it has
-   * the budget to itself. Default 256 MiB: about 109 MB of attachments at once.
+   * the budget to itself. Default 256 MiB: about 109 MB of attachments at once by default.
    */
   readonly attachmentBytesInFlight?: number
   /** How long a send waits for that room before it fails with `Unavailable` (503, Retry-After). Default 10 s. */

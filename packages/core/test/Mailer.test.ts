@@ -665,6 +665,36 @@ describe("Mailer.send", () => {
       })
     )
 
+    it.effect("a provider that streams its files out is counted at their bytes, one that composes at more", () =>
+      Effect.gen(function* () {
+        // Two sends of 45 bytes in a budget of 100: both fit at 1 byte held a byte, neither beside the
+        // other at the default (45 and their base64, 105) nor at 2.4 (108).
+        for (const [heldPerAttachmentByte, together] of [
+          [1, 2],
+          [undefined, 1],
+          [2.4, 1]
+        ] as const) {
+          const gate = yield* Deferred.make<void>()
+          const { provider, started } = gated(gate)
+          const limits = {
+            ...provider.limits,
+            ...(heldPerAttachmentByte === undefined ? {} : { heldPerAttachmentByte })
+          }
+          const world = makeWorld({ provider: { ...provider, limits }, mailer: { attachmentBytesInFlight: 100 } })
+          yield* Effect.gen(function* () {
+            const key = yield* upload(world, acme, "a.pdf", "x".repeat(45))
+            const first = yield* Effect.forkChild(send(acme, withAttachment(key)))
+            const second = yield* Effect.forkChild(send(acme, withAttachment(key)))
+            yield* TestClock.adjust("1 second")
+            assert.strictEqual(started(), together, `sends in flight at once, ${heldPerAttachmentByte} held a byte`)
+            yield* Deferred.succeed(gate, undefined)
+            yield* Fiber.join(first)
+            yield* Fiber.join(second)
+          }).pipe(Effect.provide(world.layer))
+        }
+      })
+    )
+
     it.effect("a send that fails gives its room back", () =>
       Effect.gen(function* () {
         const provider = scripted([

@@ -289,6 +289,23 @@ describe("EmailProvider.failover", () => {
     })
   )
 
+  it.effect("limits: the most memory any provider holds per attachment byte, the default for one that says none", () =>
+    Effect.gen(function* () {
+      const limits = (heldPerAttachmentByte?: number) => ({
+        ...EmailProvider.memoryLimits,
+        ...(heldPerAttachmentByte === undefined ? {} : { heldPerAttachmentByte })
+      })
+      const held = (a: number | undefined, b: number | undefined) =>
+        Effect.map(
+          EmailProvider.failover([scripted("a", undefined, limits(a)), scripted("b", undefined, limits(b))]),
+          (provider) => provider.limits.heldPerAttachmentByte
+        )
+      assert.strictEqual(yield* held(1, 3), 3)
+      assert.strictEqual(yield* held(1, undefined), 1 + 4 / 3)
+      assert.isUndefined(yield* held(undefined, undefined))
+    })
+  )
+
   it.effect("bad options are a ConfigError naming the option", () =>
     Effect.gen(function* () {
       const twice = yield* Effect.flip(EmailProvider.failover([scripted("smtp"), scripted("smtp")]))

@@ -1,6 +1,6 @@
 // mailroom's EmailProvider on Amazon SES v2: one SendEmail call with Simple content (attachments
 // included) per message, and every SES failure translated into core's ProviderError.
-import { type SESv2Client, SendEmailCommand } from "@aws-sdk/client-sesv2"
+import { type SESv2Client, SendEmailCommand, type SendEmailCommandInput } from "@aws-sdk/client-sesv2"
 import { EmailProvider, ProviderError, Simulator } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import * as Config from "effect/Config"
@@ -12,6 +12,7 @@ import { acquireClient, type ConnectionOptions } from "./internal/client.js"
 import { toProviderError } from "./internal/errors.js"
 import { forbiddenHeaders, maxCustomHeaders, refusal, sendEmailInput } from "./internal/message.js"
 import { notBlank } from "./internal/options.js"
+import * as StreamedBody from "./internal/streamedBody.js"
 import { verify } from "./internal/verify.js"
 
 export type { ConnectionOptions } from "./internal/client.js"
@@ -167,6 +168,14 @@ export const make = (
     // connection never made), and the SDK's own retries would multiply those, and would also
     // resend after a timeout or a 5xx, when SES may already have accepted the message.
     const client = "client" in options ? options.client : yield* acquireClient(options, 1)
+    // A client built here sends through the SDK's Node handler, which streams a body: attachments go
+    // out as they are encoded. A client of your own may have a handler that takes only bytes.
+    const command =
+      "client" in options
+        ? (input: SendEmailCommandInput) => new SendEmailCommand(input)
+        : StreamedBody.sendEmailCommand
+    // Streamed, a send holds its attachments' bytes and one piece of their base64: core's budget counts that.
+    const held: EmailProvider.Limits = "client" in options ? limits : { ...limits, heldPerAttachmentByte: 1 }
     const timeoutMillis = Duration.toMillis(timeout)
     const secrets =
       "client" in options
@@ -176,7 +185,7 @@ export const make = (
           )
     const provider: EmailProvider.EmailProvider = {
       name: "ses",
-      limits,
+      limits: held,
       verify: verify(client, secrets),
       // The SDK's call, aborted at the deadline (reported as a timeout) or when the send is interrupted.
       send: (given) => {
@@ -206,7 +215,7 @@ export const make = (
               }, timeoutMillis)
               timer.unref()
               return client
-                .send(new SendEmailCommand(sendEmailInput(email, options.configurationSetName)), {
+                .send(command(sendEmailInput(email, options.configurationSetName)), {
                   abortSignal: controller.signal
                 })
                 .finally(() => {

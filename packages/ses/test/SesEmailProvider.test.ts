@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto"
+import { SESv2Client } from "@aws-sdk/client-sesv2"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { EmailProvider, MailEvent, ProviderError } from "@mailroom/core"
 import { EmailProviderSuite, expectConfigError, outboundEmail } from "@mailroom/core/testing"
@@ -71,6 +73,61 @@ describe("SesEmailProvider on the emulator", () => {
         )
         assert.strictEqual(email.attachments[0]?.contentDisposition, "ATTACHMENT")
         assert.strictEqual(email.attachments[0]?.content, "AP8=")
+      })
+    )
+
+    it.effect("the body is the SDK's own, byte for byte, signed over what is sent", () =>
+      Effect.gen(function* () {
+        const { url } = yield* Emulator
+        const bytes = new Uint8Array(300_002)
+        for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 2654435761) >>> 24
+        // A view into a larger buffer, of a length that is no multiple of 3; an empty file; an inline part.
+        const email = message({
+          html: '<p>"RawContent":"" <img src="cid:logo"></p>',
+          attachments: [
+            { filename: "scan.pdf", contentType: "application/pdf", content: bytes.subarray(1) },
+            { filename: "empty.txt", contentType: "text/plain", content: new Uint8Array(0) },
+            {
+              filename: "logo.png",
+              contentType: "image/png",
+              content: new Uint8Array([137, 80, 78, 71]),
+              contentId: "logo"
+            }
+          ]
+        })
+        const provider = yield* EmailProvider.EmailProvider
+        const streamed = yield* sentRequest((yield* provider.send(email)).messageId)
+        const client = new SESv2Client({
+          region: "us-east-1",
+          endpoint: url,
+          credentials: { accessKeyId: "AKIDEMULATOR", secretAccessKey: "emulator-secret-key" },
+          maxAttempts: 1
+        })
+        const own = yield* SesEmailProvider.make({ client }).pipe(Effect.scoped)
+        const sdk = yield* sentRequest((yield* own.send(email)).messageId)
+        client.destroy()
+        assert.isTrue(streamed.raw.equals(sdk.raw), "the streamed body differs from the SDK's")
+        assert.strictEqual(streamed.headers["content-length"], String(streamed.raw.byteLength))
+        assert.strictEqual(
+          streamed.headers["x-amz-content-sha256"],
+          createHash("sha256").update(streamed.raw).digest("hex")
+        )
+        const received = yield* stored((yield* provider.send(email)).messageId)
+        assert.isTrue(Buffer.from(received.attachments[0]?.content ?? "", "base64").equals(bytes.subarray(1)))
+      })
+    )
+
+    it.effect("sent again (a retry), the same message goes again, byte for byte", () =>
+      Effect.gen(function* () {
+        const content = new Uint8Array(100_000).fill(7)
+        const email = message({
+          attachments: [{ filename: "a.bin", contentType: "application/octet-stream", content }]
+        })
+        const provider = yield* EmailProvider.EmailProvider
+        const first = yield* sentRequest((yield* provider.send(email)).messageId)
+        const again = yield* sentRequest((yield* provider.send(email)).messageId)
+        assert.isTrue(first.raw.equals(again.raw))
+        assert.deepStrictEqual(content, new Uint8Array(100_000).fill(7), "the attachment's bytes are left as they were")
       })
     )
 
@@ -213,6 +270,20 @@ describe("SesEmailProvider on the emulator", () => {
         for (const extension of ["pdf", "csv", "png", "zip", "docx", "txt"]) {
           assert.notInclude(limits.forbiddenExtensions, extension)
         }
+      })
+    )
+
+    it.effect("holds only the attachments' bytes with a client built here; the SDK's body with one of your own", () =>
+      Effect.gen(function* () {
+        const { url } = yield* Emulator
+        assert.strictEqual((yield* EmailProvider.EmailProvider).limits.heldPerAttachmentByte, 1)
+        const client = new SESv2Client({ region: "us-east-1", endpoint: url, maxAttempts: 1 })
+        const own = yield* SesEmailProvider.make({ client }).pipe(Effect.scoped)
+        client.destroy()
+        assert.isUndefined(
+          own.limits.heldPerAttachmentByte,
+          "the SDK's body: core's default, the bytes and their base64"
+        )
       })
     )
   })

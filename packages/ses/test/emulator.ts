@@ -36,6 +36,9 @@ export interface StoredEmail {
 /** A SendEmail request as the proxy saw it go to the emulator, and the MessageId it was answered. */
 export interface SentRequest {
   readonly messageId: string
+  /** The body's bytes and the headers, as they arrived. */
+  readonly raw: Buffer
+  readonly headers: Readonly<Record<string, string>>
   readonly body: {
     readonly EmailTags?: ReadonlyArray<{ readonly Name: string; readonly Value: string }>
     readonly Content?: unknown
@@ -110,7 +113,12 @@ const recordingProxy = (target: string, sent: Array<SentRequest>) =>
           const text = Buffer.from(await answer.arrayBuffer())
           if (req.method === "POST" && req.url === "/v2/email/outbound-emails" && answer.ok) {
             const { MessageId } = JSON.parse(text.toString("utf8")) as { MessageId: string }
-            sent.push({ messageId: MessageId, body: JSON.parse(body.toString("utf8")) as SentRequest["body"] })
+            sent.push({
+              messageId: MessageId,
+              raw: body,
+              headers,
+              body: JSON.parse(body.toString("utf8")) as SentRequest["body"]
+            })
           }
           res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" })
           res.end(text)

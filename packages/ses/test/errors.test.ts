@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer as createNetServer, type Server, type Socket } from "node:net"
 import {
   AccountSuspendedException,
   BadRequestException,
@@ -419,6 +420,42 @@ describe("SES failures without an answer", () => {
           }).pipe(Effect.scoped)
       )
     }
+
+    it.effect("a peer that stops reading the attachments at the deadline -> Unavailable, possibly sent", () =>
+      Effect.gen(function* () {
+        // It takes the connection and reads nothing: the streamed body stalls once the socket's buffers fill.
+        const sockets: Array<Socket> = []
+        const peer = yield* Effect.acquireRelease(
+          Effect.promise(
+            () =>
+              new Promise<Server>((resolve) => {
+                const server = createNetServer((socket) => {
+                  socket.pause()
+                  sockets.push(socket)
+                })
+                server.listen(0, "127.0.0.1", () => resolve(server))
+              })
+          ),
+          (server) =>
+            Effect.promise(
+              () =>
+                new Promise<void>((resolve) => {
+                  for (const socket of sockets) socket.destroy()
+                  server.close(() => resolve())
+                })
+            )
+        )
+        const endpoint = `http://127.0.0.1:${(peer.address() as AddressInfo).port}`
+        const provider = yield* SesEmailProvider.make({ ...options(endpoint), timeout: "500 millis" })
+        const content = new Uint8Array(32 * 1024 * 1024)
+        const attachments = [{ filename: "scan.pdf", contentType: "application/pdf", content }]
+        const error = yield* Effect.flip(provider.send(message({ attachments })))
+        assert.strictEqual(error.reason._tag, "Unavailable")
+        assert.isTrue((error.reason as ProviderError.Unavailable).possiblySent)
+        assert.include(error.message, "did not answer within")
+        assert.strictEqual(sockets.length, 1, "one request, its body cut short")
+      }).pipe(Effect.scoped)
+    )
 
     it.effect("an injected client is used as given", () =>
       Effect.gen(function* () {

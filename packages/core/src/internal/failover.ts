@@ -10,6 +10,7 @@ import type { EmailProvider, Limits, OutboundEmail, SendResult } from "../EmailP
 import * as MailroomMetrics from "../MailroomMetrics.js"
 import { ProviderError, type Reason, Unavailable } from "../ProviderError.js"
 import { duration, invalidOption, positiveInteger } from "./options.js"
+import { defaultHeldPerAttachmentByte } from "./sendAttachments.js"
 
 /** The circuit each provider of a failover has: when it stops being called, and when it is tried again. */
 export interface CircuitOptions {
@@ -74,7 +75,10 @@ const health = (exit: Exit.Exit<SendResult, ProviderError>): CircuitBreaker.Outc
   }
 }
 
-/** What every provider accepts: the smallest of each limit, every forbidden extension and header. */
+/**
+ * What every provider accepts: the smallest of each limit, every forbidden extension and header; and
+ * the most memory any of them holds per attachment byte.
+ */
 export const strictestLimits = (limits: ReadonlyArray<Limits>): Limits => {
   const smallest = (pick: (l: Limits) => number | undefined) => {
     const given = limits.map(pick).filter((n): n is number => n !== undefined)
@@ -86,13 +90,17 @@ export const strictestLimits = (limits: ReadonlyArray<Limits>): Limits => {
   const maxCustomHeaders = smallest((l) => l.maxCustomHeaders)
   const maxTags = smallest((l) => l.maxTags)
   const forbiddenHeaders = every((l) => l.forbiddenHeaders)
+  const held = limits.every((l) => l.heldPerAttachmentByte === undefined)
+    ? undefined
+    : Math.max(...limits.map((l) => l.heldPerAttachmentByte ?? defaultHeldPerAttachmentByte))
   return {
     maxRecipients: smallest((l) => l.maxRecipients) ?? 0,
     maxMessageBytes: smallest((l) => l.maxMessageBytes) ?? 0,
     forbiddenExtensions: every((l) => l.forbiddenExtensions),
     ...(maxCustomHeaders === undefined ? {} : { maxCustomHeaders }),
     ...(maxTags === undefined ? {} : { maxTags }),
-    ...(forbiddenHeaders.length === 0 ? {} : { forbiddenHeaders })
+    ...(forbiddenHeaders.length === 0 ? {} : { forbiddenHeaders }),
+    ...(held === undefined ? {} : { heldPerAttachmentByte: held })
   }
 }
 

@@ -18,7 +18,7 @@ import { isOwnKey } from "./tenancy.js"
 type Request = InProcessSendRequest
 
 export interface Budget {
-  /** Bytes sends may hold in memory at once for their attachments: each file and its base64 (`heldFor`). */
+  /** Bytes sends may hold in memory at once for their attachments, as the provider holds them (`heldFor`). */
   readonly bytes: number
   /** How long a send waits, in all, for room in the budget. */
   readonly wait: Duration.Duration
@@ -26,12 +26,18 @@ export interface Budget {
 
 const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
 
+/** What a provider holds per attachment byte unless it says (`Limits.heldPerAttachmentByte`): the byte and its base64. */
+export const defaultHeldPerAttachmentByte = 1 + 4 / 3
+
 /**
- * What a file of `bytes` costs a send in memory: its bytes, and their base64 in the message or the
- * request the provider builds (about 2.35 times the file): SES's SDK encodes the file into its JSON
- * request. The outbox streams its message to disk and holds less, so this bounds it too.
+ * What a file of `bytes` costs a send in memory through a provider with `limits`: what it declares
+ * (1 when it streams the file out), else the file's bytes and their base64 in the message or request
+ * it builds, about 2.33 times the file.
  */
-export const heldFor = (bytes: number): number => bytes + base64Length(bytes)
+export const heldFor = (limits: Limits, bytes: number): number =>
+  limits.heldPerAttachmentByte === undefined
+    ? bytes + base64Length(bytes)
+    : Math.ceil(bytes * Math.max(1, limits.heldPerAttachmentByte))
 const encoder = new TextEncoder()
 /** Counted, not encoded: a body is measured on every send with attachments. */
 const utf8Length = (s: string | undefined) => (s === undefined ? 0 : Buffer.byteLength(s, "utf8"))
@@ -152,7 +158,7 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
       const given = attachments.map((a) => (a.content === undefined ? undefined : contentOf(a.content)))
       let size = utf8Length(request.body.html) + utf8Length(request.body.text)
       for (const content of given) if (content !== undefined) size += base64Length(content.byteLength)
-      yield* hold(given.reduce((sum, c) => sum + (c === undefined ? 0 : heldFor(c.byteLength)), 0))
+      yield* hold(given.reduce((sum, c) => sum + (c === undefined ? 0 : heldFor(limits, c.byteLength)), 0))
       const allowance = limits.maxMessageBytes - size
       // The largest file whose base64 still fits beside the rest of the message.
       const maxBytes = allowance < 0 ? -1 : 3 * Math.floor(allowance / 4)
@@ -173,7 +179,7 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
                   doomed = true
                   return Effect.fail(new Unread({ info }))
                 }
-                return hold(heldFor(info.size))
+                return hold(heldFor(limits, info.size))
               }
             })
             .pipe(
