@@ -1,7 +1,8 @@
 // The send path and the event pipeline with a message log: what a record says after a send, after a
 // failure and after events; suppressions dropping recipients; tags, headers and inline parts.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import {
   Attachments,
   EmailProvider,
@@ -110,6 +111,51 @@ describe("the message log on the send path", () => {
       const error = yield* Effect.flip(send())
       assert.strictEqual(error._tag, "Unavailable")
       assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
+describe("recording the provider's answer", () => {
+  // A log whose `settle` fails its first `failures` calls, counting them.
+  const failingSettle = (failures: number) => {
+    const memory = MessageLog.makeMemory()
+    const calls = { settle: 0 }
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      settle: (id, outcome) =>
+        Effect.suspend(() => {
+          calls.settle++
+          return calls.settle <= failures
+            ? Effect.fail(new MailroomError.Unavailable({ message: "the message log cannot be reached" }))
+            : memory.settle(id, outcome)
+        })
+    }
+    return { log, calls }
+  }
+
+  it.effect("is tried again after 100, 200 and 400 ms when the log fails, and then recorded", () => {
+    const { log, calls } = failingSettle(3)
+    const world = makeWorld({ log })
+    return Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(send())
+      yield* TestClock.adjust("699 millis")
+      assert.strictEqual(calls.settle, 3, "the third retry waits 400 ms after the second")
+      yield* TestClock.adjust("1 millis")
+      const { response } = yield* Fiber.join(fiber)
+      assert.strictEqual(calls.settle, 4)
+      assert.strictEqual((yield* world.log.find(acme.orgId, response.message_id))?.status, "sent")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("is given up after three retries: the send is answered, its record stays sending", () => {
+    const { log, calls } = failingSettle(Number.POSITIVE_INFINITY)
+    const world = makeWorld({ log })
+    return Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(send())
+      yield* TestClock.adjust("1 second")
+      const { response } = yield* Fiber.join(fiber)
+      assert.strictEqual(calls.settle, 4)
+      assert.strictEqual((yield* world.log.find(acme.orgId, response.message_id))?.status, "sending")
     }).pipe(Effect.provide(world.layer))
   })
 })
