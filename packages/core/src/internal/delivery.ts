@@ -151,6 +151,7 @@ export const make = (options: {
     Effect.flatMap(
       suppressions.check(principal.orgId, [...request.to, ...(request.cc ?? []), ...(request.bcc ?? [])]),
       (found) => {
+        if (found.length === 0) return Effect.succeed(SendRecord.allAddressed(request))
         const addressed = SendRecord.withoutSuppressed(request, new Set(found.map((s) => s.email)))
         return addressed.to.length + addressed.cc.length + addressed.bcc.length > 0
           ? Effect.succeed(addressed)
