@@ -49,7 +49,7 @@ interface Extras {
   readonly unsubscribe?: { readonly url: string; readonly mailto?: string }
 }
 
-const noHeaders: ReadonlyArray<Header> = []
+const noHeaders: ReadonlyArray<Header> = Object.freeze([])
 
 /** The custom headers a request asks for, in order: its `headers`, then the unsubscribe pair. */
 export const headersOf = (request: Extras): ReadonlyArray<Header> => {

@@ -31,7 +31,7 @@ export const withoutSuppressed = (request: Request, suppressed: ReadonlySet<stri
   return { to: keep(request.to), cc: keep(request.cc), bcc: keep(request.bcc), suppressed: [...dropped] }
 }
 
-const none: ReadonlyArray<string> = []
+const none: ReadonlyArray<string> = Object.freeze([])
 
 /** Every recipient of the request: what `withoutSuppressed` answers when none is suppressed, without its copies. */
 export const allAddressed = (request: Request): Addressed => ({
