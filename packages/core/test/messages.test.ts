@@ -244,6 +244,17 @@ describe("tags, headers, unsubscribe and inline parts", () => {
     }).pipe(Effect.provide(world.layer))
   })
 
+  it.effect("unsubscribe alone reaches the provider as its two headers", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      yield* send(request({ unsubscribe: { url: "https://acme.example/unsubscribe?u=2" } }))
+      assert.deepStrictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent[0]?.email.headers, [
+        { name: "List-Unsubscribe", value: "<https://acme.example/unsubscribe?u=2>" },
+        { name: "List-Unsubscribe-Post", value: "List-Unsubscribe=One-Click" }
+      ])
+    }).pipe(Effect.provide(world.layer))
+  })
+
   it.effect("each broken rule is a 400 naming its field", () => {
     const world = makeWorld()
     const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
@@ -274,6 +285,7 @@ describe("tags, headers, unsubscribe and inline parts", () => {
         "headers.List-Unsubscribe: is written from unsubscribe; give one or the other"
       ],
       [{ body: { html: '<img src="cid:missing">' } }, "body.html: references cid:missing, which no attachment has"],
+      [{ body: { html: '<img src="CID:Upper">' } }, "body.html: references cid:Upper, which no attachment has"],
       [
         { tags: [{ name: "mailroom-org", value: "org_globex" }] },
         "tags[0].name: mailroom-org is reserved for mailroom"
