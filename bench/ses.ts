@@ -5,6 +5,7 @@
 // emulator (aws-ses-v2-local) in this process, rounds interleaved. POST /emails is sent as the SDK sends
 // its own calls: node:http with a keep-alive Agent (50 sockets, the SDK's NodeHttpHandler defaults), so
 // the ratio measures the server, not the client's HTTP stack.
+import { randomUUID } from "node:crypto"
 import { Agent, createServer, request as httpRequest } from "node:http"
 import type { AddressInfo } from "node:net"
 import { SESv2Client, SendEmailCommand, type SendEmailCommandInput } from "@aws-sdk/client-sesv2"
@@ -105,7 +106,11 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
           : {})
       }
     },
-    EmailTags: [{ Name: "mailroom-org", Value: "org_acme" }]
+    // Both tags the adapter writes: the organisation, and the message's own id (a new one per send).
+    EmailTags: [
+      { Name: "mailroom-org", Value: "org_acme" },
+      { Name: "mailroom-message", Value: randomUUID() }
+    ]
   })
   const command = (attachments: boolean) => new SendEmailCommand(input(attachments))
   const agent = new Agent({ keepAlive: true, maxSockets: 50 })

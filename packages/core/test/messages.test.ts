@@ -1,7 +1,8 @@
 // The send path and the event pipeline with a message log: what a record says after a send, after a
 // failure and after events; suppressions dropping recipients; tags, headers and inline parts.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import {
   Attachments,
   EmailProvider,
@@ -114,6 +115,51 @@ describe("the message log on the send path", () => {
   })
 })
 
+describe("recording the provider's answer", () => {
+  // A log whose `settle` fails its first `failures` calls, counting them.
+  const failingSettle = (failures: number) => {
+    const memory = MessageLog.makeMemory()
+    const calls = { settle: 0 }
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      settle: (id, outcome) =>
+        Effect.suspend(() => {
+          calls.settle++
+          return calls.settle <= failures
+            ? Effect.fail(new MailroomError.Unavailable({ message: "the message log cannot be reached" }))
+            : memory.settle(id, outcome)
+        })
+    }
+    return { log, calls }
+  }
+
+  it.effect("is tried again after 100, 200 and 400 ms when the log fails, and then recorded", () => {
+    const { log, calls } = failingSettle(3)
+    const world = makeWorld({ log })
+    return Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(send())
+      yield* TestClock.adjust("699 millis")
+      assert.strictEqual(calls.settle, 3, "the third retry waits 400 ms after the second")
+      yield* TestClock.adjust("1 millis")
+      const { response } = yield* Fiber.join(fiber)
+      assert.strictEqual(calls.settle, 4)
+      assert.strictEqual((yield* world.log.find(acme.orgId, response.message_id))?.status, "sent")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("is given up after three retries: the send is answered, its record stays sending", () => {
+    const { log, calls } = failingSettle(Number.POSITIVE_INFINITY)
+    const world = makeWorld({ log })
+    return Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(send())
+      yield* TestClock.adjust("1 second")
+      const { response } = yield* Fiber.join(fiber)
+      assert.strictEqual(calls.settle, 4)
+      assert.strictEqual((yield* world.log.find(acme.orgId, response.message_id))?.status, "sending")
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
 describe("suppressions on the send path", () => {
   it.effect("a suppressed recipient is dropped, recorded suppressed and named in the answer", () => {
     const world = makeWorld()
@@ -198,6 +244,17 @@ describe("tags, headers, unsubscribe and inline parts", () => {
     }).pipe(Effect.provide(world.layer))
   })
 
+  it.effect("unsubscribe alone reaches the provider as its two headers", () => {
+    const world = makeWorld()
+    return Effect.gen(function* () {
+      yield* send(request({ unsubscribe: { url: "https://acme.example/unsubscribe?u=2" } }))
+      assert.deepStrictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent[0]?.email.headers, [
+        { name: "List-Unsubscribe", value: "<https://acme.example/unsubscribe?u=2>" },
+        { name: "List-Unsubscribe-Post", value: "List-Unsubscribe=One-Click" }
+      ])
+    }).pipe(Effect.provide(world.layer))
+  })
+
   it.effect("each broken rule is a 400 naming its field", () => {
     const world = makeWorld()
     const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
@@ -228,6 +285,7 @@ describe("tags, headers, unsubscribe and inline parts", () => {
         "headers.List-Unsubscribe: is written from unsubscribe; give one or the other"
       ],
       [{ body: { html: '<img src="cid:missing">' } }, "body.html: references cid:missing, which no attachment has"],
+      [{ body: { html: '<img src="CID:Upper">' } }, "body.html: references cid:Upper, which no attachment has"],
       [
         { tags: [{ name: "mailroom-org", value: "org_globex" }] },
         "tags[0].name: mailroom-org is reserved for mailroom"

@@ -151,6 +151,15 @@ describe("the vendors' simulators", () => {
     }
   })
 
+  it("finds a simulator address in cc or bcc alone, and leaves a message to none as it is", () => {
+    const email = { to: ["alice@example.com"], cc: [] as Array<string>, bcc: [] as Array<string> }
+    assert.deepStrictEqual(Simulator.forVendor("ses", email, true), { email })
+    const inCc = Simulator.forVendor("ses", { ...email, cc: ["Delivered@Simulator.Mailroom.Test"] }, true)
+    assert.deepStrictEqual("email" in inCc && inCc.email.cc, ["success+mailroom@simulator.amazonses.com"])
+    const inBcc = Simulator.forVendor("ses", { ...email, bcc: ["bounced@simulator.mailroom.test"] }, false)
+    assert.isTrue("refused" in inBcc && inBcc.refused.includes("bounced@simulator.mailroom.test"))
+  })
+
   it("maps to Postmark's bounce-testing domain with the bounce type, and back; no delivery there", () => {
     assert.deepStrictEqual(Simulator.toVendor("postmark", mailbox("bounced+alice@simulator.mailroom.test")), {
       address: "bounced+alice@bounce-testing.postmarkapp.com",

@@ -44,6 +44,25 @@ const unverifiedSender = (from: string, principal: Principal, verified: Readonly
   return `from: ${from} is not on a verified domain of organization ${principal.orgId} (${domains}); nothing was sent`
 }
 
+/**
+ * `Effect.retry(self, schedule)`, with the schedule entered only once `self` has failed, its failure
+ * replayed as the schedule's first input: the same retries, and an effect that succeeds at once (a
+ * send, its record, nearly always) builds none of the schedule's state.
+ */
+const retryOnFailure = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, E>
+): Effect.Effect<A, E, R> =>
+  Effect.catch(self, (first) => {
+    let replayed = false
+    const again = Effect.suspend(() => {
+      if (replayed) return self
+      replayed = true
+      return Effect.fail(first)
+    })
+    return Effect.retry(again, schedule)
+  })
+
 export const make = (options: {
   readonly provider: EmailProvider
   readonly limiter: Option.Option<SendRateLimiter>
@@ -121,15 +140,7 @@ export const make = (options: {
             return provider.send(email)
           })
     const attempt = limiter._tag === "Some" ? Effect.andThen(limiter.value.acquire(recipients), call) : call
-    return Effect.catch(attempt, (first) => {
-      let replayed = false
-      const again = Effect.suspend(() => {
-        if (replayed) return attempt
-        replayed = true
-        return Effect.fail(first)
-      })
-      return Effect.retry(again, retrySchedule)
-    })
+    return retryOnFailure(attempt, retrySchedule)
   }
 
   /** The recipients left once the organisation's suppressed addresses are dropped; none left is a 422. */
@@ -140,6 +151,7 @@ export const make = (options: {
     Effect.flatMap(
       suppressions.check(principal.orgId, [...request.to, ...(request.cc ?? []), ...(request.bcc ?? [])]),
       (found) => {
+        if (found.length === 0) return Effect.succeed(SendRecord.allAddressed(request))
         const addressed = SendRecord.withoutSuppressed(request, new Set(found.map((s) => s.email)))
         return addressed.to.length + addressed.cc.length + addressed.bcc.length > 0
           ? Effect.succeed(addressed)
@@ -186,13 +198,15 @@ export const make = (options: {
     }
   }
 
+  // Built once: a schedule from a duration string parses it, and every send settles.
+  const settleRetries = Schedule.exponential(Duration.millis(100)).pipe(Schedule.upTo({ times: 3 }))
+
   /**
    * The provider's answer, recorded: the message is sent (or not) whatever the log says, so a log
    * that cannot take it is retried briefly, then the record is left `sending` and the failure logged.
    */
   const settle = (id: string, outcome: MessageLog.Outcome) =>
-    log.settle(id, outcome).pipe(
-      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.upTo({ times: 3 }))),
+    retryOnFailure(log.settle(id, outcome), settleRetries).pipe(
       Effect.catch((error) =>
         Effect.logError(
           `[mailroom] the outcome of message ${id} (${outcome._tag.toLowerCase()}) could not be recorded; its record stays "sending": ${error.message}`

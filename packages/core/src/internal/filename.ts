@@ -2,12 +2,13 @@
 // characters, no leading dots, at most 200 UTF-8 bytes with the extension kept.
 const maxBytes = 200
 const maxExtensionBytes = 32
-const encoder = new TextEncoder()
 // Made on first use: creating a Segmenter loads ICU's break rules (~20 ms), and only names over the
 // limit need one.
 let segmenter: Intl.Segmenter | undefined
 
-const byteLength = (s: string) => encoder.encode(s).byteLength
+// Counted, not encoded: TextEncoder would allocate a buffer per call, on every attachment of every send.
+// Both count a lone surrogate as U+FFFD's 3 bytes (and none is left once the name is cleaned).
+const byteLength = (s: string) => Buffer.byteLength(s, "utf8")
 
 /** Cuts at a grapheme boundary so an emoji or an accented letter is never split. */
 const truncate = (s: string, limit: number): string => {

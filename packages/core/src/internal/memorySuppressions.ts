@@ -61,12 +61,15 @@ export const make = (): Suppressions => {
     check: (organizationId, emails) =>
       Effect.sync(() => {
         const entries = of(organizationId)
-        const found = new Map<string, Suppression>()
+        // Nearly always none is found: the map that keeps each once is made for the first.
+        let found: Map<string, Suppression> | undefined
         for (const email of emails) {
-          const entry = entries.get(normalize(email))
-          if (entry !== undefined) found.set(entry.email, entry)
+          const entry = entries.size === 0 ? undefined : entries.get(normalize(email))
+          if (entry === undefined) continue
+          found ??= new Map()
+          found.set(entry.email, entry)
         }
-        return [...found.values()]
+        return found === undefined ? [] : [...found.values()]
       })
   }
 }

@@ -66,11 +66,24 @@ const statusOrder: ReadonlyArray<State> = [
   "delivered"
 ]
 
+// Each state's place in `statusOrder`; `suppressed`, not in it, after all of them.
+const statusPlace = Object.fromEntries(
+  (Object.keys(rank) as ReadonlyArray<State>).map((state) => [
+    state,
+    statusOrder.includes(state) ? statusOrder.indexOf(state) : statusOrder.length
+  ])
+) as Readonly<Record<State, number>>
+
 /**
  * A message's status from its recipients: the state of the one furthest from a good outcome
  * (`delivered` only when every recipient is), leaving out suppressed recipients unless all are.
  */
 export const statusOf = (recipients: ReadonlyArray<{ readonly state: State }>): State => {
-  const present = new Set(recipients.map((r) => r.state))
-  return statusOrder.find((state) => present.has(state)) ?? "suppressed"
+  // The lowest place in `statusOrder` among the recipients: every record written takes this.
+  let worst = statusOrder.length
+  for (const r of recipients) {
+    const place = statusPlace[r.state]
+    if (place < worst) worst = place
+  }
+  return statusOrder[worst] ?? "suppressed"
 }

@@ -49,10 +49,13 @@ interface Extras {
   readonly unsubscribe?: { readonly url: string; readonly mailto?: string }
 }
 
+const noHeaders: ReadonlyArray<Header> = Object.freeze([])
+
 /** The custom headers a request asks for, in order: its `headers`, then the unsubscribe pair. */
 export const headersOf = (request: Extras): ReadonlyArray<Header> => {
-  const headers = Object.entries(request.headers ?? {}).map(([name, value]) => ({ name, value }))
   const { unsubscribe } = request
+  if (request.headers === undefined && unsubscribe === undefined) return noHeaders
+  const headers = Object.entries(request.headers ?? {}).map(([name, value]) => ({ name, value }))
   if (unsubscribe === undefined) return headers
   // The https URI first: a client uses the leftmost method it supports (RFC 2369), and RFC 8058's
   // one-click POST needs it.
@@ -69,6 +72,8 @@ export const headersOf = (request: Extras): ReadonlyArray<Header> => {
 
 /** `cid:` references in HTML (RFC 2392: the content-id, percent-encoded), each once. */
 const cidReferences = (html: string): ReadonlyArray<string> => {
+  // Most HTML has none: one scan for the letters, not the match iterator and the set.
+  if (!/cid:/i.test(html)) return []
   const found = new Set<string>()
   // One bounded character class per match: linear in the HTML's length.
   for (const match of html.matchAll(/\bcid:([^\s"'<>)]{1,400})/gi)) {
@@ -97,9 +102,11 @@ const limitProblems = (
       `headers: the message has ${headers.length} custom headers (unsubscribe writes 2); the provider accepts at most ${limits.maxCustomHeaders}`
     )
   }
-  const forbidden = new Set((limits.forbiddenHeaders ?? []).map((name) => name.toLowerCase()))
-  for (const name of Object.keys(request.headers ?? {})) {
-    if (forbidden.has(name.toLowerCase())) errors.push(`headers.${name}: is not accepted by the provider`)
+  if (request.headers !== undefined) {
+    const forbidden = new Set((limits.forbiddenHeaders ?? []).map((name) => name.toLowerCase()))
+    for (const name of Object.keys(request.headers)) {
+      if (forbidden.has(name.toLowerCase())) errors.push(`headers.${name}: is not accepted by the provider`)
+    }
   }
   const tags = request.tags ?? []
   tags.forEach((tag, i) => {

@@ -31,6 +31,16 @@ export const withoutSuppressed = (request: Request, suppressed: ReadonlySet<stri
   return { to: keep(request.to), cc: keep(request.cc), bcc: keep(request.bcc), suppressed: [...dropped] }
 }
 
+const none: ReadonlyArray<string> = Object.freeze([])
+
+/** Every recipient of the request: what `withoutSuppressed` answers when none is suppressed, without its copies. */
+export const allAddressed = (request: Request): Addressed => ({
+  to: request.to,
+  cc: request.cc ?? none,
+  bcc: request.bcc ?? none,
+  suppressed: none
+})
+
 /** An attachment as its record keeps it: what was sent, or (scheduled) what `head` found. */
 export interface AttachmentFacts {
   readonly filename: string
@@ -58,6 +68,8 @@ export const storedAttachment = (
   ...(a.content_id === undefined ? {} : { contentId: a.content_id })
 })
 
+const kinds = ["to", "cc", "bcc"] as const
+
 const utf8Length = (s: string | undefined) => (s === undefined ? 0 : Buffer.byteLength(s, "utf8"))
 
 /** The record of a message about to be sent: every recipient of the request, suppressed ones as such. */
@@ -74,10 +86,13 @@ export const newMessage = (options: {
 }): NewMessage => {
   const { request, addressed } = options
   const state = options.scheduledAt === undefined ? ("sending" as const) : ("scheduled" as const)
-  const dropped = new Set(addressed.suppressed)
-  const recipients = (["to", "cc", "bcc"] as const).flatMap((kind) =>
-    (request[kind] ?? []).map((email) => ({ email, kind, state: dropped.has(email) ? ("suppressed" as const) : state }))
-  )
+  const dropped = addressed.suppressed.length === 0 ? undefined : new Set(addressed.suppressed)
+  const recipients: Array<NewMessage["recipients"][number]> = []
+  for (const kind of kinds) {
+    for (const email of request[kind] ?? none) {
+      recipients.push({ email, kind, state: dropped?.has(email) === true ? "suppressed" : state })
+    }
+  }
   return {
     id: options.id,
     organizationId: options.organizationId,
