@@ -97,8 +97,7 @@ describe("ids issued before", () => {
   // Issued by this version for org_acme with idSecret "ids-secret" at 1767225600000: ids live on in
   // clients' records, so a change to how they are made must leave every one issued so far resolving.
   const key = "attachments/org_acme/1767225600000_f117d1b1af6a0d80b575-Relevé août.pdf"
-  const id =
-    "att_01019b76daa800f117d1b1af6a0d80b57552656c6576c3a920616fc3bb742e706466368e3ee5452e8acc32a6cdb4"
+  const id = "att_01019b76daa800f117d1b1af6a0d80b57552656c6576c3a920616fc3bb742e706466368e3ee5452e8acc32a6cdb4"
 
   it.effect("still reach their file, for their organisation only", () => {
     const world = recordingStore()
