@@ -1,6 +1,7 @@
 // Attachment keys and ids without an index. A key's timestamp segment carries 80 random bits, so no
 // two presigns, in any process, issue one key; an `att_` id is the key itself, encoded and tagged.
-import { createHmac, createSecretKey, type KeyObject, randomFillSync } from "node:crypto"
+import { randomFillSync } from "node:crypto"
+import { type KeyedSha256, keyedSha256 } from "./hmac.js"
 import { constantTimeEqual } from "./secret.js"
 
 /** 80 bits: two presigns in the same millisecond collide with odds of 2^-80, whatever the instance. */
@@ -43,21 +44,17 @@ const randomHex = () => {
   return hex
 }
 
-/** The secret that tags ids, as a KeyObject made once: HMAC keyed this way costs no key setup per call. */
-export const idKey = (secret: string): KeyObject => createSecretKey(Buffer.from(`mailroom attachment id\0${secret}`))
+/** The secret that tags ids, its HMAC pads computed once. */
+export const idKey = (secret: string): KeyedSha256 => keyedSha256(Buffer.from(`mailroom attachment id\0${secret}`))
 
 // The id is made as hex from the start, the tag included: a Buffer for the payload and one for the
 // digest cost more than the HMAC itself (issue 33). The bytes tagged are the same as ever.
-const tagOf = (key: KeyObject, orgId: string, payloadHex: string): string =>
-  createHmac("sha256", key)
-    .update(`${orgId}\0`)
-    .update(payloadHex, "hex")
-    .digest("hex")
-    .slice(0, 2 * tagBytes)
+const tagOf = (key: KeyedSha256, orgId: string, payloadHex: string): string =>
+  key(orgId, payloadHex).slice(0, 2 * tagBytes)
 
 const versionHex = version.toString(16).padStart(2, "0")
 
-const idFrom = (secret: KeyObject, orgId: string, ms: number, random: string, filename: string): string => {
+const idFrom = (secret: KeyedSha256, orgId: string, ms: number, random: string, filename: string): string => {
   // Six bytes of milliseconds, big-endian; then the random bits and the UTF-8 file name.
   const payload = `${versionHex}${ms.toString(16).padStart(12, "0")}${random}${Buffer.from(filename, "utf8").toString("hex")}`
   return `att_${payload}${tagOf(secret, orgId, payload)}`
@@ -68,7 +65,7 @@ const idFrom = (secret: KeyObject, orgId: string, ms: number, random: string, fi
  * timestamp, random bits and file name, then a tag binding them to the organisation.
  */
 export const issue = (
-  secret: KeyObject,
+  secret: KeyedSha256,
   orgId: string,
   now: number,
   filename: string
@@ -82,7 +79,7 @@ export const minIdHex = 2 * (headerBytes + 1 + tagBytes)
 export const maxIdHex = 2 * (headerBytes + maxFilenameBytes + tagBytes)
 
 /** The key an id stands for, when its tag proves it was issued for this organisation. */
-export const keyOfId = (secret: KeyObject, orgId: string, attachmentId: string): string | undefined => {
+export const keyOfId = (secret: KeyedSha256, orgId: string, attachmentId: string): string | undefined => {
   const hex = attachmentId.slice(4)
   if (!attachmentId.startsWith("att_") || hex.length < minIdHex || hex.length > maxIdHex || hex.length % 2 !== 0) {
     return undefined
