@@ -1,7 +1,7 @@
 // Attachment keys and ids without an index. A key's timestamp segment carries 80 random bits, so no
 // two presigns, in any process, issue one key; an `att_` id is the key itself, encoded and tagged.
 import { randomFillSync } from "node:crypto"
-import { type KeyedSha256, keyedSha256 } from "./hmac.js"
+import { type KeyedSha256, keyedSha256, messageStart } from "./hmac.js"
 import { constantTimeEqual } from "./secret.js"
 
 /** 80 bits: two presigns in the same millisecond collide with odds of 2^-80, whatever the instance. */
@@ -34,35 +34,37 @@ export const filenameOf = (key: string): string =>
 const pool = Buffer.alloc(4000)
 let poolOffset = pool.byteLength
 
-const randomHex = () => {
+const takeRandom = (into: Buffer, at: number) => {
   if (poolOffset + randomBytesPerKey > pool.byteLength) {
     randomFillSync(pool)
     poolOffset = 0
   }
-  const hex = pool.toString("hex", poolOffset, poolOffset + randomBytesPerKey)
+  pool.copy(into, at, poolOffset, poolOffset + randomBytesPerKey)
   poolOffset += randomBytesPerKey
-  return hex
 }
 
 /** The secret that tags ids, its HMAC pads computed once. */
 export const idKey = (secret: string): KeyedSha256 => keyedSha256(Buffer.from(`mailroom attachment id\0${secret}`))
 
-// The id is made as hex from the start, the tag included: a Buffer for the payload and one for the
-// digest cost more than the HMAC itself (issue 33). The bytes tagged are the same as ever.
-const tagOf = (key: KeyedSha256, orgId: string, payloadHex: string): string =>
-  key(orgId, payloadHex).slice(0, 2 * tagBytes)
-
-const versionHex = version.toString(16).padStart(2, "0")
-
-const idFrom = (secret: KeyedSha256, orgId: string, ms: number, random: string, filename: string): string => {
-  // Six bytes of milliseconds, big-endian; then the random bits and the UTF-8 file name.
-  const payload = `${versionHex}${ms.toString(16).padStart(12, "0")}${random}${Buffer.from(filename, "utf8").toString("hex")}`
-  return `att_${payload}${tagOf(secret, orgId, payload)}`
+/**
+ * The buffer a tag is computed over: the organisation, a zero byte, then `payloadBytes` of payload,
+ * written by the caller from the offset answered. The payload is written there and read back as
+ * hex, so an id costs one buffer (issue 33).
+ */
+const tagged = (secret: KeyedSha256, orgId: string, payloadBytes: number) => {
+  const orgBytes = Buffer.byteLength(orgId, "utf8")
+  const buffer = secret.message(orgBytes + 1 + payloadBytes)
+  buffer.write(orgId, messageStart, "utf8")
+  buffer[messageStart + orgBytes] = 0
+  return { buffer, payloadStart: messageStart + orgBytes + 1 }
 }
+
+const tagOf = (secret: KeyedSha256, buffer: Buffer) => secret.digest(buffer).slice(0, 2 * tagBytes)
 
 /**
  * A new key for a sanitised file name (one segment, not empty) and its id: `att_` + hex of version,
- * timestamp, random bits and file name, then a tag binding them to the organisation.
+ * six bytes of milliseconds, the random bits and the UTF-8 file name, then a tag binding them to the
+ * organisation.
  */
 export const issue = (
   secret: KeyedSha256,
@@ -70,8 +72,14 @@ export const issue = (
   now: number,
   filename: string
 ): { readonly key: string; readonly id: string } => {
-  const random = randomHex()
-  return { key: `${prefixOf(orgId)}${now}_${random}-${filename}`, id: idFrom(secret, orgId, now, random, filename) }
+  const { buffer, payloadStart } = tagged(secret, orgId, headerBytes + Buffer.byteLength(filename, "utf8"))
+  buffer[payloadStart] = version
+  buffer.writeUIntBE(now, payloadStart + 1, 6)
+  takeRandom(buffer, payloadStart + 7)
+  buffer.write(filename, payloadStart + headerBytes, "utf8")
+  const payload = buffer.toString("hex", payloadStart)
+  const random = payload.slice(14, 2 * headerBytes)
+  return { key: `${prefixOf(orgId)}${now}_${random}-${filename}`, id: `att_${payload}${tagOf(secret, buffer)}` }
 }
 
 /** Shortest and longest ids this version issues, in hex characters after `att_`. */
@@ -86,9 +94,11 @@ export const keyOfId = (secret: KeyedSha256, orgId: string, attachmentId: string
   }
   if (!/^[0-9a-f]+$/.test(hex)) return undefined
   const payloadHex = hex.slice(0, hex.length - 2 * tagBytes)
-  const payload = Buffer.from(payloadHex, "hex")
+  const { buffer, payloadStart } = tagged(secret, orgId, payloadHex.length / 2)
+  buffer.write(payloadHex, payloadStart, "hex")
+  const payload = buffer.subarray(payloadStart)
   const tag = Buffer.from(hex.slice(payloadHex.length), "hex")
-  const expected = Buffer.from(tagOf(secret, orgId, payloadHex), "hex")
+  const expected = Buffer.from(tagOf(secret, buffer), "hex")
   if (payload.readUInt8(0) !== version || !constantTimeEqual(tag, expected)) return undefined
   let filename: string
   try {
