@@ -92,3 +92,26 @@ describe("attachment ids and organisations", () => {
     }).pipe(Effect.provide(world.layer))
   })
 })
+
+describe("ids issued before", () => {
+  // Issued by this version for org_acme with idSecret "ids-secret" at 1767225600000: ids live on in
+  // clients' records, so a change to how they are made must leave every one issued so far resolving.
+  const key = "attachments/org_acme/1767225600000_f117d1b1af6a0d80b575-Relevé août.pdf"
+  const id = "att_01019b76daa800f117d1b1af6a0d80b57552656c6576c3a920616fc3bb742e706466368e3ee5452e8acc32a6cdb4"
+
+  it.effect("still reach their file, for their organisation only", () => {
+    const world = recordingStore()
+    return Effect.gen(function* () {
+      const attachments = yield* Attachments.Attachments
+      yield* world.memory.put(key, new TextEncoder().encode("kept"), "application/pdf")
+      const { download_url } = yield* attachments.downloadById(acme, id)
+      const got = yield* Effect.promise(() => world.memory.fetch(download_url).then((response) => response.text()))
+      assert.strictEqual(got, "kept")
+      const foreign = yield* Effect.flip(attachments.downloadById(globex, id))
+      assert.strictEqual(foreign._tag, "NotFound")
+      // One flipped bit of the tag, and the id is no one's.
+      const forged = `${id.slice(0, -1)}${id.endsWith("4") ? "5" : "4"}`
+      assert.strictEqual((yield* Effect.flip(attachments.downloadById(acme, forged)))._tag, "NotFound")
+    }).pipe(Effect.provide(world.layer))
+  })
+})

@@ -1,6 +1,7 @@
 // Attachment keys and ids without an index. A key's timestamp segment carries 80 random bits, so no
 // two presigns, in any process, issue one key; an `att_` id is the key itself, encoded and tagged.
-import { createHmac, createSecretKey, type KeyObject, randomFillSync } from "node:crypto"
+import { randomFillSync } from "node:crypto"
+import { type KeyedSha256, keyedSha256, messageStart } from "./hmac.js"
 import { constantTimeEqual } from "./secret.js"
 
 /** 80 bits: two presigns in the same millisecond collide with odds of 2^-80, whatever the instance. */
@@ -33,44 +34,52 @@ export const filenameOf = (key: string): string =>
 const pool = Buffer.alloc(4000)
 let poolOffset = pool.byteLength
 
-const randomHex = () => {
+const takeRandom = (into: Buffer, at: number) => {
   if (poolOffset + randomBytesPerKey > pool.byteLength) {
     randomFillSync(pool)
     poolOffset = 0
   }
-  const hex = pool.toString("hex", poolOffset, poolOffset + randomBytesPerKey)
+  pool.copy(into, at, poolOffset, poolOffset + randomBytesPerKey)
   poolOffset += randomBytesPerKey
-  return hex
 }
 
-/** The secret that tags ids, as a KeyObject made once: HMAC keyed this way costs no key setup per call. */
-export const idKey = (secret: string): KeyObject => createSecretKey(Buffer.from(`mailroom attachment id\0${secret}`))
+/** The secret that tags ids, its HMAC pads computed once. */
+export const idKey = (secret: string): KeyedSha256 => keyedSha256(Buffer.from(`mailroom attachment id\0${secret}`))
 
-const tagOf = (key: KeyObject, orgId: string, payload: Buffer) =>
-  createHmac("sha256", key).update(orgId).update("\0").update(payload).digest().subarray(0, tagBytes)
-
-const idFrom = (secret: KeyObject, orgId: string, ms: number, random: string, filename: string): string => {
-  const name = Buffer.from(filename, "utf8")
-  const payload = Buffer.alloc(headerBytes + name.byteLength)
-  payload.writeUInt8(version, 0)
-  payload.writeUIntBE(ms, 1, 6)
-  payload.write(random, 7, "hex")
-  name.copy(payload, headerBytes)
-  return `att_${payload.toString("hex")}${tagOf(secret, orgId, payload).toString("hex")}`
+/**
+ * The buffer a tag is computed over: the organisation, a zero byte, then `payloadBytes` of payload,
+ * written by the caller from the offset answered. The payload is written there and read back as
+ * hex, so an id costs one buffer (issue 33).
+ */
+const tagged = (secret: KeyedSha256, orgId: string, payloadBytes: number) => {
+  const orgBytes = Buffer.byteLength(orgId, "utf8")
+  const buffer = secret.message(orgBytes + 1 + payloadBytes)
+  buffer.write(orgId, messageStart, "utf8")
+  buffer[messageStart + orgBytes] = 0
+  return { buffer, payloadStart: messageStart + orgBytes + 1 }
 }
+
+const tagOf = (secret: KeyedSha256, buffer: Buffer) => secret.digest(buffer).slice(0, 2 * tagBytes)
 
 /**
  * A new key for a sanitised file name (one segment, not empty) and its id: `att_` + hex of version,
- * timestamp, random bits and file name, then a tag binding them to the organisation.
+ * six bytes of milliseconds, the random bits and the UTF-8 file name, then a tag binding them to the
+ * organisation.
  */
 export const issue = (
-  secret: KeyObject,
+  secret: KeyedSha256,
   orgId: string,
   now: number,
   filename: string
 ): { readonly key: string; readonly id: string } => {
-  const random = randomHex()
-  return { key: `${prefixOf(orgId)}${now}_${random}-${filename}`, id: idFrom(secret, orgId, now, random, filename) }
+  const { buffer, payloadStart } = tagged(secret, orgId, headerBytes + Buffer.byteLength(filename, "utf8"))
+  buffer[payloadStart] = version
+  buffer.writeUIntBE(now, payloadStart + 1, 6)
+  takeRandom(buffer, payloadStart + 7)
+  buffer.write(filename, payloadStart + headerBytes, "utf8")
+  const payload = buffer.toString("hex", payloadStart)
+  const random = payload.slice(14, 2 * headerBytes)
+  return { key: `${prefixOf(orgId)}${now}_${random}-${filename}`, id: `att_${payload}${tagOf(secret, buffer)}` }
 }
 
 /** Shortest and longest ids this version issues, in hex characters after `att_`. */
@@ -78,16 +87,19 @@ export const minIdHex = 2 * (headerBytes + 1 + tagBytes)
 export const maxIdHex = 2 * (headerBytes + maxFilenameBytes + tagBytes)
 
 /** The key an id stands for, when its tag proves it was issued for this organisation. */
-export const keyOfId = (secret: KeyObject, orgId: string, attachmentId: string): string | undefined => {
+export const keyOfId = (secret: KeyedSha256, orgId: string, attachmentId: string): string | undefined => {
   const hex = attachmentId.slice(4)
   if (!attachmentId.startsWith("att_") || hex.length < minIdHex || hex.length > maxIdHex || hex.length % 2 !== 0) {
     return undefined
   }
   if (!/^[0-9a-f]+$/.test(hex)) return undefined
-  const bytes = Buffer.from(hex, "hex")
-  const payload = bytes.subarray(0, bytes.byteLength - tagBytes)
-  const tag = bytes.subarray(bytes.byteLength - tagBytes)
-  if (payload.readUInt8(0) !== version || !constantTimeEqual(tag, tagOf(secret, orgId, payload))) return undefined
+  const payloadHex = hex.slice(0, hex.length - 2 * tagBytes)
+  const { buffer, payloadStart } = tagged(secret, orgId, payloadHex.length / 2)
+  buffer.write(payloadHex, payloadStart, "hex")
+  const payload = buffer.subarray(payloadStart)
+  const tag = Buffer.from(hex.slice(payloadHex.length), "hex")
+  const expected = Buffer.from(tagOf(secret, buffer), "hex")
+  if (payload.readUInt8(0) !== version || !constantTimeEqual(tag, expected)) return undefined
   let filename: string
   try {
     filename = new TextDecoder("utf-8", { fatal: true }).decode(payload.subarray(headerBytes))
