@@ -126,14 +126,29 @@ export const open = (
 
     const late = (operation: string) =>
       unavailable(operation, new Error(`no answer within ${Duration.format(timeout)}`))
+    // setTimeout takes at most 2^31 - 1 ms (about 24 days), and fires at once past it.
+    const millis = Math.min(Duration.toMillis(timeout), 2_147_483_647)
     // In a fiber of its own, left to finish at the deadline: interrupting a query waits for the server
     // to answer, and a server that stalls never does. Interrupted before it commits, a transaction
-    // rolls back whenever it gets to.
+    // rolls back whenever it gets to. The deadline is one timer beside the fiber's observer, not
+    // `Effect.timeoutOrElse`, whose race forks two more fibers: on every operation of every send, those
+    // cost several times what the timer does (`pnpm bench records`). A wall-clock timer, as a deadline
+    // on a database is: moving a test's clock does not make queries late.
     const deadline = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
       Effect.flatMap(Effect.forkDetach(effect), (fiber) =>
-        Effect.timeoutOrElse(Fiber.join(fiber), {
-          duration: timeout,
-          orElse: () => Effect.andThen(Effect.forkDetach(Fiber.interrupt(fiber)), late(operation))
+        Effect.callback<A, E | MailroomError.Unavailable>((resume) => {
+          const timer = setTimeout(() => {
+            stop()
+            resume(Effect.andThen(Effect.forkDetach(Fiber.interrupt(fiber)), late(operation)))
+          }, millis)
+          const stop = fiber.addObserver((exit) => {
+            clearTimeout(timer)
+            resume(exit)
+          })
+          return Effect.sync(() => {
+            clearTimeout(timer)
+            stop()
+          })
         })
       )
     const run = <A, E>(operation: string, effect: Effect.Effect<A, E | SqlError.SqlError>) =>
