@@ -80,32 +80,52 @@ export const accept = ({ sql, write, run }: Database, message: MessageLog.NewMes
     )
   )
 
-/** The provider's answer: recipients still `sending` move, the provider's id is kept, the request dropped. */
+/** States a message is in while a recipient is still `sending` (`statusOf` puts them first). */
+const whileSending: ReadonlySet<MessageLog.State> = new Set(["scheduled", "cancelled", "sending"])
+
+/**
+ * The provider's answer: recipients still `sending` move, the provider's id is kept, the request dropped.
+ * When the message's status says no recipient is `sending` (a delivery event came first, as the
+ * outbox's does), nothing moves: the row alone is written, its status (and its index) left alone.
+ */
 export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) => {
-  const { sql, write, run } = db
+  const { sql, forUpdate, write, run } = db
+  const sent = outcome._tag === "Sent"
+  const answer = sql`provider = ${outcome.provider}, provider_message_id = ${sent ? outcome.providerMessageId : null},
+    reason = ${sent ? null : outcome.reason}, request = NULL`
   return run(
     "recording the provider's answer",
     Effect.flatMap(now, (at) =>
       write((execute) =>
         Effect.gen(function* () {
-          const row = yield* lock(db, id, execute)
+          const [row] = yield* execute(sql<Pick<MessageRow, "status" | "provider">>`SELECT status, provider
+            FROM mailroom_messages WHERE id = ${id}${forUpdate}`)
           // Answered once: a late second answer (a send recovered meanwhile) changes nothing.
           if (row === undefined || row.provider !== null) return
+          if (!whileSending.has(row.status)) {
+            yield* execute(sql`UPDATE mailroom_messages SET ${answer} WHERE id = ${id}`)
+            return
+          }
           const before = yield* recipientsOf(sql, id, execute)
           const after = before.map((r) => {
             const to = MessageLog.settled(r.state, outcome, r.email)
             return to === undefined ? r : { ...r, state: to, updated_at: at }
           })
           yield* writeRecipients(sql, id, before, after, execute)
-          const sent = outcome._tag === "Sent"
-          yield* execute(sql`UPDATE mailroom_messages SET status = ${MessageLog.statusOf(after)},
-            provider = ${outcome.provider}, provider_message_id = ${sent ? outcome.providerMessageId : null},
-            reason = ${sent ? null : outcome.reason}, request = NULL WHERE id = ${id}`)
+          const status = MessageLog.statusOf(after)
+          yield* execute(
+            status === row.status
+              ? sql`UPDATE mailroom_messages SET ${answer} WHERE id = ${id}`
+              : sql`UPDATE mailroom_messages SET status = ${status}, ${answer} WHERE id = ${id}`
+          )
         })
       )
     )
   )
 }
+
+/** What applying events reads of a message's row. */
+type TargetRow = Pick<MessageRow, "id" | "organization_id" | "status" | "event_count" | "last_event_at">
 
 const unknownMessage: MessageLog.Applied = { applied: false, found: false, tags: [] }
 
@@ -126,8 +146,8 @@ export const applyAll = (
     write((execute) =>
       Effect.gen(function* () {
         const ids = [...new Set(events.map((event) => event.message_id))]
-        const rows = yield* execute(sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m
-          WHERE m.id IN ${sql.in(ids)} ORDER BY m.id${forUpdate}`)
+        const rows = yield* execute(sql<TargetRow>`SELECT id, organization_id, status, event_count, last_event_at
+          FROM mailroom_messages WHERE id IN ${sql.in(ids)} ORDER BY id${forUpdate}`)
         const found = new Map(rows.map((row) => [row.id, row]))
         const ofOrganization = (event: MailEvent.MailEvent) =>
           found.get(event.message_id)?.organization_id === event.organization_id
@@ -162,7 +182,7 @@ export const applyAll = (
 const applyToMessage = (
   { sql }: Database,
   execute: Execute,
-  row: MessageRow,
+  row: TargetRow,
   events: ReadonlyArray<MailEvent.MailEvent>,
   before: ReadonlyArray<MessageLog.Recipient>
 ) =>
@@ -185,12 +205,13 @@ const applyToMessage = (
     yield* writeRecipients(sql, row.id, before, after, execute)
     const status = MessageLog.statusOf(after)
     const next = position + unique.length
-    yield* execute(
-      latest === undefined
-        ? sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${next} WHERE id = ${row.id}`
-        : sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${next},
-            last_event_type = ${latest.type}, last_event_at = ${latest.occurred_at} WHERE id = ${row.id}`
-    )
+    // Each column only when it moves: the status is indexed, and an index entry rewritten costs a page.
+    const changes = [sql`event_count = ${next}`]
+    if (status !== row.status) changes.push(sql`status = ${status}`)
+    if (latest !== undefined) {
+      changes.push(sql`last_event_type = ${latest.type}`, sql`last_event_at = ${latest.occurred_at}`)
+    }
+    yield* execute(sql`UPDATE mailroom_messages SET ${sql.csv(changes)} WHERE id = ${row.id}`)
     return inserted
   })
 

@@ -230,5 +230,5 @@ export const writeRecipients = (
 }
 
 /** The event's type and time when it is the message's latest by when it happened (a tie goes to the newer). */
-export const isLatest = (row: MessageRow, event: MailEvent.MailEvent): boolean =>
+export const isLatest = (row: Pick<MessageRow, "last_event_at">, event: MailEvent.MailEvent): boolean =>
   row.last_event_at === null || event.occurred_at >= row.last_event_at
