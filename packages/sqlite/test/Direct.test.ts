@@ -104,9 +104,7 @@ describe("direct", () => {
     Effect.gen(function* () {
       const { filename, sql } = yield* withTables
       const insert = (n: number, parent: number | null = null) =>
-        Effect.exit(
-          sql.directTransaction((c) => c.execute("INSERT INTO rows (n, parent) VALUES (?, ?)", [n, parent]))
-        )
+        Effect.exit(sql.directTransaction((c) => c.execute("INSERT INTO rows (n, parent) VALUES (?, ?)", [n, parent])))
       // Each a turn after the one before, as a server's requests arrive; the first fails the shared
       // COMMIT (a deferred foreign key), so every transaction it held fails with it.
       const nextTurn = Effect.callback<void>((resume) => {
