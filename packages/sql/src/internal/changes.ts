@@ -89,12 +89,14 @@ export const accept = ({ write, run }: Database, message: MessageLog.NewMessage)
   )
 
 /** States a message is in while a recipient is still `sending` (`statusOf` puts them first). */
-const whileSending: ReadonlySet<MessageLog.State> = new Set(["scheduled", "cancelled", "sending"])
+const whileSending: ReadonlyArray<MessageLog.State> = ["scheduled", "cancelled", "sending"]
+const noneSending = `status NOT IN (${whileSending.map((state) => `'${state}'`).join(", ")})`
 
 /**
  * The provider's answer: recipients still `sending` move, the provider's id is kept, the request dropped.
  * When the message's status says no recipient is `sending` (a delivery event came first, as the
- * outbox's does), nothing moves: the row alone is written, its status (and its index) left alone.
+ * outbox's does), nothing moves: one UPDATE, conditional on that status, writes the row alone, its
+ * status (and its index) left alone. Otherwise the row is read, locked, and the recipients moved.
  */
 export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) => {
   const { forUpdateText, write, run } = db
@@ -106,6 +108,14 @@ export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) =>
     Effect.flatMap(now, (at) =>
       write((execute) =>
         Effect.gen(function* () {
+          const quick = yield* execute(
+            fixed(
+              `UPDATE mailroom_messages SET ${setAnswer}
+                WHERE id = ? AND provider IS NULL AND ${noneSending} RETURNING id`,
+              [...answer, id]
+            )
+          )
+          if (quick.length > 0) return
           const [row] = yield* execute(
             fixed<Pick<MessageRow, "status" | "provider">>(
               `SELECT status, provider FROM mailroom_messages WHERE id = ?${forUpdateText}`,
@@ -114,10 +124,6 @@ export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) =>
           )
           // Answered once: a late second answer (a send recovered meanwhile) changes nothing.
           if (row === undefined || row.provider !== null) return
-          if (!whileSending.has(row.status)) {
-            yield* execute(fixed(`UPDATE mailroom_messages SET ${setAnswer} WHERE id = ?`, [...answer, id]))
-            return
-          }
           const before = yield* recipientsOf(execute, id)
           const after = before.map((r) => {
             const to = MessageLog.settled(r.state, outcome, r.email)
