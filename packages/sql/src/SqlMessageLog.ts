@@ -19,20 +19,20 @@ export interface ConfigOptions extends DatabaseOptions {}
 export type Options = ConfigOptions
 
 /** The record with its history, if `organizationId` has it. */
-const find = ({ sql, run }: Database, organizationId: string, id: string) =>
+const find = ({ sql, run, execute }: Database, organizationId: string, id: string) =>
   run(
     "reading the message",
     Effect.gen(function* () {
       const rows = yield* sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m
         WHERE m.id = ${id} AND m.organization_id = ${organizationId}`
-      const [record] = yield* recordsOf(sql, rows)
+      const [record] = yield* recordsOf(execute, rows)
       if (record === undefined) return undefined
       return { ...record, events: yield* eventsOf(sql, id) }
     })
   )
 
 /** A page, newest first, and the cursor after it. */
-const list = ({ sql, run }: Database, organizationId: string, query: MessageLog.ListQuery) =>
+const list = ({ sql, run, execute }: Database, organizationId: string, query: MessageLog.ListQuery) =>
   Effect.flatMap(Adapter.decodeCursor(query.cursor, 2), (key) =>
     run(
       "listing messages",
@@ -41,7 +41,7 @@ const list = ({ sql, run }: Database, organizationId: string, query: MessageLog.
         const page = rows.slice(0, query.limit)
         const last = page[page.length - 1]
         return {
-          data: yield* recordsOf(sql, page),
+          data: yield* recordsOf(execute, page),
           next_cursor: rows.length > query.limit && last !== undefined ? Adapter.encodeCursor(keyOf(last)) : null
         }
       })

@@ -6,7 +6,7 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as SqlClient from "effect/sql/SqlClient"
-import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
+import { type Database, type Options as DatabaseOptions, fixed, open, placeholders } from "./internal/database.js"
 
 /** What `layerConfig` reads: the deadline of each operation. The client always comes from the context. */
 export interface ConfigOptions extends DatabaseOptions {}
@@ -84,8 +84,13 @@ const build = ({ sql, read, run }: Database): Suppressions.Suppressions =>
       return run(
         "checking suppressions",
         read((execute) =>
-          execute(sql<Suppressions.Suppression>`SELECT ${sql.literal(columns)} FROM mailroom_suppressions
-            WHERE organization_id = ${organizationId} AND email IN ${sql.in(wanted)}`)
+          execute(
+            fixed<Suppressions.Suppression>(
+              `SELECT ${columns} FROM mailroom_suppressions
+                WHERE organization_id = ? AND email IN ${placeholders(wanted.length)}`,
+              [organizationId, ...wanted]
+            )
+          )
         )
       )
     }

@@ -100,6 +100,36 @@ describe("direct", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.effect("while transactions keep joining, the group stays open for the next turn: one commit for all", () =>
+    Effect.gen(function* () {
+      const { filename, sql } = yield* withTables
+      const insert = (n: number, parent: number | null = null) =>
+        Effect.exit(sql.directTransaction((c) => c.execute("INSERT INTO rows (n, parent) VALUES (?, ?)", [n, parent])))
+      // Each a turn after the one before, as a server's requests arrive; the first fails the shared
+      // COMMIT (a deferred foreign key), so every transaction it held fails with it.
+      const nextTurn = Effect.callback<void>((resume) => {
+        setImmediate(() => resume(Effect.void))
+      })
+      const later = (turns: number, effect: ReturnType<typeof insert>) =>
+        Effect.andThen(Effect.replicateEffect(nextTurn, turns, { discard: true }), effect)
+      const results = yield* Effect.all([insert(1, 99), insert(2), later(1, insert(3)), later(2, insert(4))], {
+        concurrency: "unbounded"
+      })
+      assert.deepStrictEqual(
+        results.map((exit) => Exit.isFailure(exit)),
+        [true, true, true, true]
+      )
+      assert.strictEqual(count(filename), 0)
+      // Alone, a transaction commits at the end of its first turn: one begun two turns later is apart.
+      const apart = yield* Effect.all([insert(5, 99), later(3, insert(6))], { concurrency: "unbounded" })
+      assert.deepStrictEqual(
+        apart.map((exit) => Exit.isSuccess(exit)),
+        [false, true]
+      )
+      assert.strictEqual(count(filename), 1)
+    }).pipe(Effect.scoped)
+  )
+
   it.live("a file another connection holds locked is waited for, and giving up writes nothing", () =>
     Effect.gen(function* () {
       const { filename, sql } = yield* withTables

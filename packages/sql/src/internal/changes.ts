@@ -4,7 +4,7 @@ import { type MailEvent, type MailroomError, MessageLog, Suppressions } from "@m
 import * as Adapter from "@mailroom/core/adapter"
 import * as Effect from "effect/Effect"
 import type * as SqlError from "effect/sql/SqlError"
-import { type Database, type Execute, now } from "./database.js"
+import { type Database, type Execute, fixed, now, placeholders } from "./database.js"
 import {
   columns,
   eventRow,
@@ -21,91 +21,129 @@ import {
 const purgeBatch = 500
 
 /** The message's row, locked until the transaction ends (PostgreSQL; SQLite's whole database is). */
-const lock = ({ sql, forUpdate }: Database, id: string, execute: Execute = (statement) => statement) =>
+const lock = ({ sql, forUpdate }: Database, id: string) =>
   Effect.map(
-    execute(
-      sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m WHERE m.id = ${id}${forUpdate}`
-    ),
+    sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m WHERE m.id = ${id}${forUpdate}`,
     (rows) => rows[0]
   )
 
 /** Records a message about to be sent or scheduled: its row, its recipients', its tags'. */
-export const accept = ({ sql, write, run }: Database, message: MessageLog.NewMessage) =>
+export const accept = ({ write, run }: Database, message: MessageLog.NewMessage) =>
   run(
     "recording the message",
     write((execute) =>
       Effect.gen(function* () {
-        const recipients = message.recipients.map((r) => ({ state: r.state }))
-        const common = { organization_id: message.organizationId, created_at: message.createdAt }
+        const { id, organizationId, createdAt, recipients, tags } = message
         yield* execute(
-          sql`INSERT INTO mailroom_messages ${sql.insert({
-            id: message.id,
-            ...common,
-            status: MessageLog.statusOf(recipients),
-            from_address: message.from,
-            from_name: message.fromName ?? null,
-            subject: message.subject,
-            attachments: JSON.stringify(message.attachments),
-            html_bytes: message.htmlBytes,
-            text_bytes: message.textBytes,
-            idempotency_key: message.idempotencyKey ?? null,
-            scheduled_at: message.scheduledAt ?? null,
-            request: message.request ?? null
-          })}`
+          fixed(
+            `INSERT INTO mailroom_messages (id, organization_id, created_at, status, from_address, from_name,
+              subject, attachments, html_bytes, text_bytes, idempotency_key, scheduled_at, request)
+              VALUES ${placeholders(1, 13)}`,
+            [
+              id,
+              organizationId,
+              createdAt,
+              MessageLog.statusOf(recipients),
+              message.from,
+              message.fromName ?? null,
+              message.subject,
+              JSON.stringify(message.attachments),
+              message.htmlBytes,
+              message.textBytes,
+              message.idempotencyKey ?? null,
+              message.scheduledAt ?? null,
+              message.request ?? null
+            ]
+          )
         )
-        const [first, ...rest] = message.recipients.map((r, position) => ({
-          message_id: message.id,
-          position,
-          ...common,
-          email: r.email,
-          address: Suppressions.normalize(r.email),
-          kind: r.kind,
-          state: r.state,
-          updated_at: message.createdAt
-        }))
-        if (first !== undefined) {
-          yield* execute(sql`INSERT INTO mailroom_message_recipients ${sql.insert([first, ...rest])}`)
+        if (recipients.length > 0) {
+          yield* execute(
+            fixed(
+              `INSERT INTO mailroom_message_recipients (message_id, position, organization_id, created_at, email,
+                address, kind, state, updated_at) VALUES ${placeholders(recipients.length, 9)}`,
+              recipients.flatMap((r, position) => [
+                id,
+                position,
+                organizationId,
+                createdAt,
+                r.email,
+                Suppressions.normalize(r.email),
+                r.kind,
+                r.state,
+                createdAt
+              ])
+            )
+          )
         }
-        const [firstTag, ...restTags] = message.tags.map((tag, position) => ({
-          message_id: message.id,
-          position,
-          ...common,
-          name: tag.name,
-          value: tag.value
-        }))
-        if (firstTag !== undefined) {
-          yield* execute(sql`INSERT INTO mailroom_message_tags ${sql.insert([firstTag, ...restTags])}`)
+        if (tags.length > 0) {
+          yield* execute(
+            fixed(
+              `INSERT INTO mailroom_message_tags (message_id, position, organization_id, created_at, name, value)
+                VALUES ${placeholders(tags.length, 6)}`,
+              tags.flatMap((tag, position) => [id, position, organizationId, createdAt, tag.name, tag.value])
+            )
+          )
         }
       })
     )
   )
 
-/** The provider's answer: recipients still `sending` move, the provider's id is kept, the request dropped. */
+/** States a message is in while a recipient is still `sending` (`statusOf` puts them first). */
+const whileSending: ReadonlyArray<MessageLog.State> = ["scheduled", "cancelled", "sending"]
+const noneSending = `status NOT IN (${whileSending.map((state) => `'${state}'`).join(", ")})`
+
+/**
+ * The provider's answer: recipients still `sending` move, the provider's id is kept, the request dropped.
+ * When the message's status says no recipient is `sending` (a delivery event came first, as the
+ * outbox's does), nothing moves: one UPDATE, conditional on that status, writes the row alone, its
+ * status (and its index) left alone. Otherwise the row is read, locked, and the recipients moved.
+ */
 export const settle = (db: Database, id: string, outcome: MessageLog.Outcome) => {
-  const { sql, write, run } = db
+  const { forUpdateText, write, run } = db
+  const sent = outcome._tag === "Sent"
+  const answer = [outcome.provider, sent ? outcome.providerMessageId : null, sent ? null : outcome.reason]
+  const setAnswer = "provider = ?, provider_message_id = ?, reason = ?, request = NULL"
   return run(
     "recording the provider's answer",
     Effect.flatMap(now, (at) =>
       write((execute) =>
         Effect.gen(function* () {
-          const row = yield* lock(db, id, execute)
+          const quick = yield* execute(
+            fixed(
+              `UPDATE mailroom_messages SET ${setAnswer}
+                WHERE id = ? AND provider IS NULL AND ${noneSending} RETURNING id`,
+              [...answer, id]
+            )
+          )
+          if (quick.length > 0) return
+          const [row] = yield* execute(
+            fixed<Pick<MessageRow, "status" | "provider">>(
+              `SELECT status, provider FROM mailroom_messages WHERE id = ?${forUpdateText}`,
+              [id]
+            )
+          )
           // Answered once: a late second answer (a send recovered meanwhile) changes nothing.
           if (row === undefined || row.provider !== null) return
-          const before = yield* recipientsOf(sql, id, execute)
+          const before = yield* recipientsOf(execute, id)
           const after = before.map((r) => {
             const to = MessageLog.settled(r.state, outcome, r.email)
             return to === undefined ? r : { ...r, state: to, updated_at: at }
           })
-          yield* writeRecipients(sql, id, before, after, execute)
-          const sent = outcome._tag === "Sent"
-          yield* execute(sql`UPDATE mailroom_messages SET status = ${MessageLog.statusOf(after)},
-            provider = ${outcome.provider}, provider_message_id = ${sent ? outcome.providerMessageId : null},
-            reason = ${sent ? null : outcome.reason}, request = NULL WHERE id = ${id}`)
+          yield* writeRecipients(execute, id, before, after)
+          const status = MessageLog.statusOf(after)
+          yield* execute(
+            status === row.status
+              ? fixed(`UPDATE mailroom_messages SET ${setAnswer} WHERE id = ?`, [...answer, id])
+              : fixed(`UPDATE mailroom_messages SET status = ?, ${setAnswer} WHERE id = ?`, [status, ...answer, id])
+          )
         })
       )
     )
   )
 }
+
+/** What applying events reads of a message's row. */
+type TargetRow = Pick<MessageRow, "id" | "organization_id" | "status" | "event_count" | "last_event_at">
 
 const unknownMessage: MessageLog.Applied = { applied: false, found: false, tags: [] }
 
@@ -119,29 +157,33 @@ export const applyAll = (
   db: Database,
   events: ReadonlyArray<MailEvent.MailEvent>
 ): Effect.Effect<ReadonlyArray<MessageLog.Applied>, MailroomError.Unavailable> => {
-  const { sql, forUpdate, write, run } = db
+  const { forUpdateText, write, run } = db
   if (events.length === 0) return Effect.succeed([])
   return run(
     "recording delivery events",
     write((execute) =>
       Effect.gen(function* () {
         const ids = [...new Set(events.map((event) => event.message_id))]
-        const rows = yield* execute(sql<MessageRow>`SELECT ${sql.literal(columns("m"))} FROM mailroom_messages m
-          WHERE m.id IN ${sql.in(ids)} ORDER BY m.id${forUpdate}`)
+        const rows = yield* execute(
+          fixed<TargetRow>(
+            `SELECT id, organization_id, status, event_count, last_event_at FROM mailroom_messages
+              WHERE id IN ${placeholders(ids.length)} ORDER BY id${forUpdateText}`,
+            ids
+          )
+        )
         const found = new Map(rows.map((row) => [row.id, row]))
         const ofOrganization = (event: MailEvent.MailEvent) =>
           found.get(event.message_id)?.organization_id === event.organization_id
         const kept = rows.filter((row) => events.some((event) => event.message_id === row.id && ofOrganization(event)))
         if (kept.length === 0) return events.map(() => unknownMessage)
         const parts = yield* partsOf(
-          sql,
-          kept.map((row) => row.id),
-          execute
+          execute,
+          kept.map((row) => row.id)
         )
         const applied = new Set<string>()
         for (const row of kept) {
           const mine = events.filter((event) => event.message_id === row.id && ofOrganization(event))
-          for (const id of yield* applyToMessage(db, execute, row, mine, parts.recipients.get(row.id) ?? [])) {
+          for (const id of yield* applyToMessage(execute, row, mine, parts.recipients.get(row.id) ?? [])) {
             applied.add(id)
           }
         }
@@ -160,20 +202,27 @@ export const applyAll = (
 
 /** One message's events: inserted unless applied before, then its recipients and its row moved. Answers the ids inserted. */
 const applyToMessage = (
-  { sql }: Database,
   execute: Execute,
-  row: MessageRow,
+  row: TargetRow,
   events: ReadonlyArray<MailEvent.MailEvent>,
   before: ReadonlyArray<MessageLog.Recipient>
 ) =>
   Effect.gen(function* () {
     const unique = [...new Map(events.map((event) => [event.id, event])).values()]
     const position = Number(row.event_count)
-    const [first, ...rest] = unique.map((event, i) => eventRow(Adapter.timelineOf(event), row.id, position + i))
-    if (first === undefined) return new Set<string>()
+    if (unique.length === 0) return new Set<string>()
+    const values = unique.flatMap((event, i) => {
+      const e = eventRow(Adapter.timelineOf(event), row.id, position + i)
+      return [e.id, e.message_id, e.position, e.type, e.recipient, e.occurred_at, e.provider, e.bounce, e.click]
+    })
     const inserted = new Set(
-      (yield* execute(sql<{ readonly id: string }>`INSERT INTO mailroom_message_events ${sql.insert([first, ...rest])}
-        ON CONFLICT (id) DO NOTHING RETURNING id`)).map((r) => r.id)
+      (yield* execute(
+        fixed<{ readonly id: string }>(
+          `INSERT INTO mailroom_message_events (id, message_id, position, type, recipient, occurred_at, provider,
+            bounce, click) VALUES ${placeholders(unique.length, 9)} ON CONFLICT (id) DO NOTHING RETURNING id`,
+          values
+        )
+      )).map((r) => r.id)
     )
     const fresh = unique.filter((event) => inserted.has(event.id))
     let after = before
@@ -182,21 +231,26 @@ const applyToMessage = (
       after = Adapter.afterEvent(after, event) ?? after
       if (isLatest(row, event) && (latest === undefined || event.occurred_at >= latest.occurred_at)) latest = event
     }
-    yield* writeRecipients(sql, row.id, before, after, execute)
+    yield* writeRecipients(execute, row.id, before, after)
     const status = MessageLog.statusOf(after)
     const next = position + unique.length
+    // Each column only when it moves: the status is indexed, and an index entry rewritten costs a page.
+    const moved = status !== row.status
+    const set = `event_count = ?${moved ? ", status = ?" : ""}${latest === undefined ? "" : ", last_event_type = ?, last_event_at = ?"}`
     yield* execute(
-      latest === undefined
-        ? sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${next} WHERE id = ${row.id}`
-        : sql`UPDATE mailroom_messages SET status = ${status}, event_count = ${next},
-            last_event_type = ${latest.type}, last_event_at = ${latest.occurred_at} WHERE id = ${row.id}`
+      fixed(`UPDATE mailroom_messages SET ${set} WHERE id = ?`, [
+        next,
+        ...(moved ? [status] : []),
+        ...(latest === undefined ? [] : [latest.type, latest.occurred_at]),
+        row.id
+      ])
     )
     return inserted
   })
 
 /** Moves the recipients in `from` to `to` (claim, cancel), and the message's status with them. */
 const moveScheduled = (
-  { sql }: Database,
+  { sql, execute }: Database,
   id: string,
   from: MessageLog.State,
   to: MessageLog.State,
@@ -204,9 +258,9 @@ const moveScheduled = (
   dropRequest: boolean
 ) =>
   Effect.gen(function* () {
-    const before = yield* recipientsOf(sql, id)
+    const before = yield* recipientsOf(execute, id)
     const after = before.map((r) => (r.state === from ? { ...r, state: to, updated_at: at } : r))
-    yield* writeRecipients(sql, id, before, after)
+    yield* writeRecipients(execute, id, before, after)
     const status = MessageLog.statusOf(after)
     yield* dropRequest
       ? sql`UPDATE mailroom_messages SET status = ${status}, request = NULL WHERE id = ${id}`

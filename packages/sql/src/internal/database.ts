@@ -24,9 +24,43 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
 }
 
+/**
+ * A statement of fixed text, `?` for each parameter in order (numbered `$1`, `$2`... on PostgreSQL):
+ * for the statements of every send, whose text is then made once, where a `Statement` is built and
+ * compiled on each run (which costs more than SQLite takes to run the short ones, `pnpm bench records`).
+ */
+export class Fixed<A extends object> {
+  /** The row type only. */
+  declare readonly row?: A
+  constructor(
+    readonly text: string,
+    readonly params: ReadonlyArray<unknown>
+  ) {}
+}
+
+/** A statement of fixed text (see `Fixed`); `text` must hold no other `?` than its parameters'. */
+export const fixed = <A extends object = Record<string, unknown>>(
+  text: string,
+  params: ReadonlyArray<unknown>
+): Fixed<A> => new Fixed<A>(text, params)
+
+const texts = new Map<string, string>()
+/** `count` groups of `size` placeholders, `(?, ?), (?, ?)`; made once per shape. */
+export const placeholders = (count: number, size = 1): string => {
+  const key = `${count}x${size}`
+  let text = texts.get(key)
+  if (text === undefined) {
+    const group = size === 1 ? "?" : `(${Array.from({ length: size }, () => "?").join(", ")})`
+    text = Array.from({ length: count }, () => group).join(", ")
+    if (size === 1) text = `(${text})`
+    texts.set(key, text)
+  }
+  return text
+}
+
 /** Runs one statement, its rows answered: as the client runs it, or straight on its connection (`write`). */
 export type Execute = <A extends object>(
-  statement: Statement.Statement<A>
+  statement: Statement.Statement<A> | Fixed<A>
 ) => Effect.Effect<ReadonlyArray<A>, SqlError.SqlError>
 
 export interface Database {
@@ -34,6 +68,10 @@ export interface Database {
   readonly sql: SqlClient.SqlClient
   /** ` FOR UPDATE` on PostgreSQL, where a read that is about to be written locks its rows; nothing on SQLite. */
   readonly forUpdate: Statement.Fragment
+  /** The same, as text for a `Fixed` statement. */
+  readonly forUpdateText: string
+  /** Runs a statement as the client runs it, outside `write` and `read`. */
+  readonly execute: Execute
   /**
    * A transaction whose writes cannot interleave with another instance's: on SQLite it takes the
    * database's write lock as it begins (`BEGIN IMMEDIATE`), whatever the client's own default is.
@@ -126,14 +164,29 @@ export const open = (
 
     const late = (operation: string) =>
       unavailable(operation, new Error(`no answer within ${Duration.format(timeout)}`))
+    // setTimeout takes at most 2^31 - 1 ms (about 24 days), and fires at once past it.
+    const millis = Math.min(Duration.toMillis(timeout), 2_147_483_647)
     // In a fiber of its own, left to finish at the deadline: interrupting a query waits for the server
     // to answer, and a server that stalls never does. Interrupted before it commits, a transaction
-    // rolls back whenever it gets to.
+    // rolls back whenever it gets to. The deadline is one timer beside the fiber's observer, not
+    // `Effect.timeoutOrElse`, whose race forks two more fibers: on every operation of every send, those
+    // cost several times what the timer does (`pnpm bench records`). A wall-clock timer, as a deadline
+    // on a database is: moving a test's clock does not make queries late.
     const deadline = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
       Effect.flatMap(Effect.forkDetach(effect), (fiber) =>
-        Effect.timeoutOrElse(Fiber.join(fiber), {
-          duration: timeout,
-          orElse: () => Effect.andThen(Effect.forkDetach(Fiber.interrupt(fiber)), late(operation))
+        Effect.callback<A, E | MailroomError.Unavailable>((resume) => {
+          const timer = setTimeout(() => {
+            stop()
+            resume(Effect.andThen(Effect.forkDetach(Fiber.interrupt(fiber)), late(operation)))
+          }, millis)
+          const stop = fiber.addObserver((exit) => {
+            clearTimeout(timer)
+            resume(exit)
+          })
+          return Effect.sync(() => {
+            clearTimeout(timer)
+            stop()
+          })
         })
       )
     const run = <A, E>(operation: string, effect: Effect.Effect<A, E | SqlError.SqlError>) =>
@@ -148,17 +201,39 @@ export const open = (
     })
 
     const direct = directOf(sql)
-    const asClientRuns: Execute = (statement) => statement
+    // PostgreSQL numbers its parameters: each text converted once.
+    const numbered = new Map<string, string>()
+    const textOf = sql.onDialectOrElse({
+      pg: () => (text: string) => {
+        let converted = numbered.get(text)
+        if (converted === undefined) {
+          let n = 0
+          converted = text.replace(/\?/g, () => `$${++n}`)
+          numbered.set(text, converted)
+        }
+        return converted
+      },
+      orElse: () => (text: string) => text
+    })
+    const asClientRuns: Execute = <A extends object>(statement: Statement.Statement<A> | Fixed<A>) =>
+      statement instanceof Fixed
+        ? sql.unsafe<A>(textOf(statement.text), statement.params)
+        : (statement as Statement.Statement<A>)
     const straight =
       (connection: DirectConnection): Execute =>
-      <A extends object>(statement: Statement.Statement<A>) => {
-        const [text, params] = statement.compile()
+      <A extends object>(statement: Statement.Statement<A> | Fixed<A>) => {
+        if (statement instanceof Fixed) {
+          return connection.execute<A>(statement.text, statement.params)
+        }
+        const [text, params] = (statement as Statement.Statement<A>).compile()
         return connection.execute<A>(text, params)
       }
 
     return {
       sql,
       forUpdate: sql.onDialectOrElse({ pg: () => sql.literal(" FOR UPDATE"), orElse: () => sql.literal("") }),
+      forUpdateText: sql.onDialectOrElse({ pg: () => " FOR UPDATE", orElse: () => "" }),
+      execute: asClientRuns,
       transaction,
       write:
         direct === undefined

@@ -3,7 +3,7 @@
 import type { MailEvent, MessageLog } from "@mailroom/core"
 import * as Effect from "effect/Effect"
 import type * as SqlClient from "effect/sql/SqlClient"
-import type { Execute } from "./database.js"
+import { type Execute, fixed, placeholders } from "./database.js"
 
 /** A row of `mailroom_messages`, as `columns` selects it. */
 export interface MessageRow {
@@ -124,14 +124,16 @@ const grouped = <A extends { readonly message_id: string }, B>(rows: ReadonlyArr
   return groups
 }
 
-/** Runs a statement as the client runs it: what `execute` is by default. */
-const asClientRuns: Execute = (statement) => statement
-
 /** A message's recipients, in the order they were accepted. */
-export const recipientsOf = (sql: SqlClient.SqlClient, id: string, execute = asClientRuns) =>
+export const recipientsOf = (execute: Execute, id: string) =>
   Effect.map(
-    execute(sql<RecipientRow>`SELECT message_id, email, kind, state, updated_at, detail
-      FROM mailroom_message_recipients WHERE message_id = ${id} ORDER BY position`),
+    execute(
+      fixed<RecipientRow>(
+        `SELECT message_id, email, kind, state, updated_at, detail FROM mailroom_message_recipients
+          WHERE message_id = ? ORDER BY position`,
+        [id]
+      )
+    ),
     (rows) => rows.map(recipientOf)
   )
 
@@ -143,13 +145,23 @@ export const tagsOf = (sql: SqlClient.SqlClient, id: string) =>
   )
 
 /** The recipients and tags of several messages, by message, each in the order accepted: two queries. */
-export const partsOf = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>, execute = asClientRuns) =>
+export const partsOf = (execute: Execute, ids: ReadonlyArray<string>) =>
   Effect.map(
     Effect.all([
-      execute(sql<RecipientRow>`SELECT message_id, email, kind, state, updated_at, detail
-        FROM mailroom_message_recipients WHERE message_id IN ${sql.in(ids)} ORDER BY message_id, position`),
-      execute(sql<TagRow>`SELECT message_id, name, value FROM mailroom_message_tags
-        WHERE message_id IN ${sql.in(ids)} ORDER BY message_id, position`)
+      execute(
+        fixed<RecipientRow>(
+          `SELECT message_id, email, kind, state, updated_at, detail FROM mailroom_message_recipients
+            WHERE message_id IN ${placeholders(ids.length)} ORDER BY message_id, position`,
+          ids
+        )
+      ),
+      execute(
+        fixed<TagRow>(
+          `SELECT message_id, name, value FROM mailroom_message_tags
+            WHERE message_id IN ${placeholders(ids.length)} ORDER BY message_id, position`,
+          ids
+        )
+      )
     ]),
     ([recipients, tags]) => ({
       recipients: grouped(recipients, recipientOf),
@@ -158,12 +170,12 @@ export const partsOf = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>, ex
   )
 
 /** The records of a page of rows, in the rows' order: two more queries, whatever the page's size. */
-export const recordsOf = (sql: SqlClient.SqlClient, rows: ReadonlyArray<MessageRow>) =>
+export const recordsOf = (execute: Execute, rows: ReadonlyArray<MessageRow>) =>
   rows.length === 0
     ? Effect.succeed([])
     : Effect.map(
         partsOf(
-          sql,
+          execute,
           rows.map((row) => row.id)
         ),
         ({ recipients, tags }) => rows.map((row) => recordOf(row, recipients.get(row.id) ?? [], tags.get(row.id) ?? []))
@@ -206,11 +218,10 @@ export const eventRow = (event: MessageLog.TimelineEvent, messageId: string, pos
  * distinct change: an event or an answer moves every recipient it moves alike, so usually one.
  */
 export const writeRecipients = (
-  sql: SqlClient.SqlClient,
+  execute: Execute,
   id: string,
   before: ReadonlyArray<MessageLog.Recipient>,
-  after: ReadonlyArray<MessageLog.Recipient>,
-  execute = asClientRuns
+  after: ReadonlyArray<MessageLog.Recipient>
 ) => {
   const changes = new Map<string, { readonly to: MessageLog.Recipient; readonly positions: Array<number> }>()
   after.forEach((to, position) => {
@@ -223,12 +234,17 @@ export const writeRecipients = (
   return Effect.forEach(
     changes.values(),
     ({ to, positions }) =>
-      execute(sql`UPDATE mailroom_message_recipients SET state = ${to.state}, updated_at = ${to.updated_at},
-        detail = ${to.detail ?? null} WHERE message_id = ${id} AND position IN ${sql.in(positions)}`),
+      execute(
+        fixed(
+          `UPDATE mailroom_message_recipients SET state = ?, updated_at = ?, detail = ?
+            WHERE message_id = ? AND position IN ${placeholders(positions.length)}`,
+          [to.state, to.updated_at, to.detail ?? null, id, ...positions]
+        )
+      ),
     { discard: true }
   )
 }
 
 /** The event's type and time when it is the message's latest by when it happened (a tie goes to the newer). */
-export const isLatest = (row: MessageRow, event: MailEvent.MailEvent): boolean =>
+export const isLatest = (row: Pick<MessageRow, "last_event_at">, event: MailEvent.MailEvent): boolean =>
   row.last_event_at === null || event.occurred_at >= row.last_event_at

@@ -73,6 +73,49 @@ export const engineCases = (name: string, engine: Engine): void => {
     )
 
     it.live(
+      "the provider's answer after the delivery events: their states and status stay, its id and reason are kept",
+      () =>
+        Effect.gen(function* () {
+          const { log } = yield* instance(engine)
+          const org = `org_${randomUUID()}`
+          // Every recipient delivered first (the outbox publishes before it answers), then the answer.
+          const all = newMessage(org)
+          yield* log.accept(all)
+          yield* log.applyAll(all.recipients.map((r, i) => eventOf(all, "delivered", r.email, at(i))))
+          yield* log.settle(all.id, { _tag: "Sent", provider: "suite", providerMessageId: `pm-${all.id}` })
+          yield* log.settle(all.id, { _tag: "Failed", provider: "suite", reason: "a late second answer" })
+          const record = yield* log.find(org, all.id)
+          assert.deepStrictEqual(
+            record?.recipients.map((r) => r.state),
+            ["delivered", "delivered", "delivered"]
+          )
+          assert.strictEqual(record?.status, "delivered")
+          assert.strictEqual(record?.provider_message_id, `pm-${all.id}`)
+          assert.isNull(record?.reason)
+          assert.deepStrictEqual(yield* log.resolve("suite", `pm-${all.id}`), { id: all.id, organizationId: org })
+          // One recipient delivered first: the answer moves the two still sending, and the status with them.
+          const one = newMessage(org)
+          yield* log.accept(one)
+          yield* log.apply(eventOf(one, "delivered", "alice@example.com", at(1)))
+          yield* log.settle(one.id, { _tag: "Failed", provider: "suite", reason: "refused" })
+          const failed = yield* log.find(org, one.id)
+          assert.deepStrictEqual(
+            failed?.recipients.map((r) => r.state),
+            ["delivered", "failed", "failed"]
+          )
+          assert.strictEqual(failed?.status, "failed")
+          assert.strictEqual(failed?.reason, "refused")
+          // The status filter reads the index on the status: each message is found under its own.
+          const page = (status: MessageLog.State) =>
+            Effect.map(log.list(org, { status, limit: 10 }), (p) => p.data.map((r) => r.id))
+          assert.deepStrictEqual(yield* page("delivered"), [all.id])
+          assert.deepStrictEqual(yield* page("failed"), [one.id])
+          assert.deepStrictEqual(yield* page("sending"), [])
+        }).pipe(Effect.scoped),
+      30_000
+    )
+
+    it.live(
       "purge deletes old messages in batches, with their recipients, tags and events; suppressions stay",
       () =>
         Effect.gen(function* () {
