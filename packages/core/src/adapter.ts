@@ -28,6 +28,12 @@ export {
   headerText
 } from "./internal/headers.js"
 export {
+  type KeyedSha256,
+  keyedSha256,
+  /** Where the message starts in a buffer from `KeyedSha256.message`. */
+  messageStart as keyedSha256MessageStart
+} from "./internal/hmac.js"
+export {
   /** The recipients after a delivery event, or undefined when none moves: every `MessageLog` applies events so. */
   afterEvent,
   /** What a bounce or a refusal said, kept on the recipient it moved. */

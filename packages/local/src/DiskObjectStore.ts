@@ -1,6 +1,5 @@
 // The embedded ObjectStore: objects as files under one directory, with HMAC-signed URLs that the
 // store serves itself through `routes` (mounted by @mailroom/http under `{basePath}{pathPrefix}`).
-import type { KeyObject } from "node:crypto"
 import { unlink } from "node:fs/promises"
 import * as path from "node:path"
 import { ObjectStore, StoreRoutes } from "@mailroom/core"
@@ -73,7 +72,7 @@ const filenameProblem = (filename: string) =>
 
 /** The options made usable. */
 interface Settings {
-  readonly secret: KeyObject
+  readonly secret: Adapter.KeyedSha256
   /** `publicUrl` without a trailing "/". */
   readonly origin: string
   /** Whether `publicUrl` is an origin alone, followed by the path each request reached the handler at. */
@@ -160,11 +159,14 @@ const build = (
 
   const urlOf = (grant: Signing.Grant, mount: string) => {
     const url = new URL(`${origin}${mount}${pathPrefix}${grant.key.split("/").map(encodeURIComponent).join("/")}`)
-    if (grant.contentType !== undefined) url.searchParams.set("content-type", grant.contentType)
-    if (grant.contentLength !== undefined) url.searchParams.set("content-length", grant.contentLength)
-    if (grant.filename !== undefined) url.searchParams.set("filename", grant.filename)
-    url.searchParams.set("expires", grant.expires)
-    url.searchParams.set("signature", Signing.sign(secret, grant))
+    // One query, serialised once: each `searchParams.set` serialises the whole query again.
+    const query = new URLSearchParams()
+    if (grant.contentType !== undefined) query.append("content-type", grant.contentType)
+    if (grant.contentLength !== undefined) query.append("content-length", grant.contentLength)
+    if (grant.filename !== undefined) query.append("filename", grant.filename)
+    query.append("expires", grant.expires)
+    query.append("signature", Signing.sign(secret, grant))
+    url.search = query.toString()
     return url.toString()
   }
 

@@ -1,4 +1,4 @@
-// Fast path: replaces createHmac("sha256", key) for attachment-id tags; held equal by hmac.test.ts ("answers what createHmac answers"); justified by `pnpm bench presign` (Attachments.presign on S3: with the id written into the hashed buffer, AttachmentKey.issue 2.8 -> 1.3 µs).
+// Fast path: replaces createHmac("sha256", key) for attachment-id tags and the disk store's URL signatures; held equal by hmac.test.ts ("answers what createHmac answers"); justified by `pnpm bench presign` (Attachments.presign on S3: with the id written into the hashed buffer, AttachmentKey.issue 2.8 -> 1.3 µs).
 // HMAC-SHA256 (RFC 2104) as two one-shot `crypto.hash` calls over pads computed once: setting up an
 // Hmac object per call cost more than all of its hashing (issue 33).
 import { hash } from "node:crypto"
@@ -17,6 +17,7 @@ export interface KeyedSha256 {
   readonly digest: (message: Buffer) => string
 }
 
+/** HMAC-SHA256 under `key`, its pads computed once: for a signature made on every request. */
 export const keyedSha256 = (key: Uint8Array): KeyedSha256 => {
   const block = Buffer.alloc(blockBytes)
   block.set(key.byteLength > blockBytes ? hash("sha256", key, "buffer") : key)

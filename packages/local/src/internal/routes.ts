@@ -1,6 +1,5 @@
 // What serves the disk store's signed URLs over HTTP: a PUT streams the body into place within the
 // limits the URL was signed for, a GET streams the object back; every refusal is JSON `{message}`.
-import type { KeyObject } from "node:crypto"
 import type { StoreRoutes } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import * as Duration from "effect/Duration"
@@ -10,7 +9,7 @@ import * as Storage from "./storage.js"
 import * as Transfers from "./transfers.js"
 
 export interface Settings {
-  readonly secret: KeyObject
+  readonly secret: Adapter.KeyedSha256
   readonly pathPrefix: string
   readonly maxUploadBytes: number
   readonly tmpDir: string
