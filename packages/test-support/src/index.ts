@@ -12,7 +12,7 @@ export {
   tlsServer,
   unresolvableHost
 } from "./networkFaults.ts"
-export { type Peer, type PeerOptions, scopedPeer, spawnPeer } from "./peer.ts"
+export { isRunning, type Peer, type PeerOptions, scopedPeer, spawnPeer } from "./peer.ts"
 export { freePort } from "./ports.ts"
 export {
   type Cluster as PostgresCluster,

@@ -131,3 +131,13 @@ export const scopedPeer = (options: PeerOptions): Effect.Effect<Peer, never, Sco
     Effect.promise(() => spawnPeer(options)),
     (peer) => Effect.promise(() => peer.stop())
   )
+
+/** Whether the process `pid` is still running (a signal 0 reaches it). */
+export const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,17 +1,9 @@
 // spawnPeer with Node itself as the peer: ready when its output says so or a probe answers, a clear
 // error when it exits first, is missing or is slow, and stopped for good.
 import { assert, describe, it } from "vitest"
-import { spawnPeer } from "../src/index.ts"
+import { isRunning as alive, spawnPeer } from "../src/index.ts"
 
 const node = (script: string) => ({ command: process.execPath, args: ["-e", script], packages: ["nodejs"] })
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 describe("spawnPeer", () => {
   it("resolves once the output says it is ready, and stop ends the process", async () => {

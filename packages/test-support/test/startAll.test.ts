@@ -1,15 +1,6 @@
 // startAll with real processes: every peer answered in order, and none left running when one fails.
 import { assert, describe, it } from "vitest"
-import { type Peer, rejection, type Starter, spawnPeer, startAll } from "../src/index.ts"
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+import { isRunning as alive, type Peer, rejection, type Starter, spawnPeer, startAll } from "../src/index.ts"
 
 const idle = (): Promise<Peer> =>
   spawnPeer({
