@@ -62,8 +62,8 @@ export type Options = ConfigOptions | ClientOptions
 export const limits: EmailProvider.Limits = {
   maxRecipients: 50,
   maxMessageBytes: 10_000_000,
-  // The file, its base64 in the message, the JSON the client writes of it, and fetch's UTF-8 copy of that.
-  heldPerAttachmentByte: 5,
+  // The file, its base64 in the message, the client's JSON of it, fetch's UTF-8 copy, what is not yet collected.
+  heldPerAttachmentByte: 6,
   maxTags: maxMetadataFields - [MailEvent.organizationKey, MailEvent.messageKey].length,
   forbiddenExtensions: [
     "vbs",

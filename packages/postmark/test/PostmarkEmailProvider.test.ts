@@ -384,7 +384,7 @@ describe("PostmarkEmailProvider", () => {
           }
         })
         const provider = yield* PostmarkEmailProvider.make({ client })
-        assert.strictEqual(provider.limits.heldPerAttachmentByte, 5)
+        assert.strictEqual(provider.limits.heldPerAttachmentByte, 6)
         const pdf = new Uint8Array([37, 80, 68, 70, 0, 255])
         yield* provider.send(
           message({ attachments: [{ filename: "a.pdf", contentType: "application/pdf", content: pdf }] })

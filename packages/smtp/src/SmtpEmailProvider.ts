@@ -34,7 +34,7 @@ export interface CommonOptions {
    * What the server accepts, declared so core refuses first. Default `limits`: 100 recipients (the
    * least RFC 5321 lets a server accept) and 10,240,000 bytes (Postfix's default `message_size_limit`).
    * A smaller `SIZE` the server advertises in EHLO is honoured as well. `heldPerAttachmentByte` (what a
-   * send holds in memory per attachment byte, which core's budget counts): 5, or 6 signed with DKIM.
+   * send holds in memory per attachment byte, which core's budget counts): 5.5, or 6.5 signed with DKIM.
    */
   readonly limits?: Partial<EmailProvider.Limits>
   /**
@@ -104,11 +104,11 @@ export const limits: EmailProvider.Limits = {
   forbiddenExtensions: [],
   // The file, the composed message (its base64 in lines, 1.37), the composer's pieces of it before they
   // are joined (1.37), and the dot-stuffed copies on their way to the socket until the collector frees them.
-  heldPerAttachmentByte: 5
+  heldPerAttachmentByte: 5.5
 }
 
 // Signed with DKIM, the message is copied once more: the signer's output, joined, beside the unsigned one.
-const signedHeldPerAttachmentByte = 6
+const signedHeldPerAttachmentByte = 6.5
 
 const limitsOf = (given: Partial<EmailProvider.Limits> | undefined, signed: boolean) =>
   Effect.gen(function* () {
