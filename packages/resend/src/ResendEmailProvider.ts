@@ -30,8 +30,9 @@ export interface ConfigOptions extends CommonOptions {
 
 /**
  * Send with a `fetch` of your own (one with a proxy agent, an instrumented one); the provider still adds
- * the key. It should reject as the runtime's does, with the transport error as `cause`, so a refused
- * connection can be told from one dropped after the request went out.
+ * the key, and gives a send's JSON body as a `Blob`. It should reject as the runtime's does, with the
+ * transport error as `cause`, so a refused connection can be told from one dropped after the request
+ * went out.
  */
 export interface ClientOptions extends ConfigOptions {
   readonly client: typeof globalThis.fetch
