@@ -94,7 +94,7 @@ const suites: ReadonlyArray<readonly [string, string, { readonly run: () => Prom
   ],
   [
     "memory",
-    "Memory of large sends: peak RSS over idle of the built server for 10 sends at once with a 7 MB stored attachment each, over the attachment bytes, through the outbox and through SES (emulator)",
+    "Memory of large sends: peak RSS over idle of the built server for 10 sends at once with a 7 MB stored attachment each, over the attachment bytes, through the outbox and through SES (emulator); then, beside what each declares it holds, Postmark and Resend (stand-ins) and SMTP (smtp-server)",
     memory
   ],
   [

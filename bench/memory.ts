@@ -2,10 +2,20 @@
 // the same 7 MB stored attachment, through the outbox and through SES. Only the server's process is
 // measured: the emulator (aws-ses-v2-local), which parses each request, runs in the bench's process.
 // Peak RSS (VmHWM, reset once the server is idle) over its idle RSS, divided by the attachment bytes
-// in flight (10 x 7 MB): targets ≤ 2.5x through the outbox, ≤ 2x through SES.
+// in flight (10 x 7 MB): targets ≤ 2.5x through the outbox, ≤ 2x through SES. Then, for information,
+// the same through Postmark, Resend (the tests' stand-ins) and SMTP (smtp-server), each in the bench's
+// process, beside what the provider declares it holds per attachment byte (`heldPerAttachmentByte`).
 import { writeFile } from "node:fs/promises"
 import type { AddressInfo } from "node:net"
+import type { EmailProvider } from "@mailroom/core"
+import { PostmarkEmailProvider } from "@mailroom/postmark"
+import { ResendEmailProvider } from "@mailroom/resend"
+import { SmtpEmailProvider } from "@mailroom/smtp"
 import emulatorModule from "aws-ses-v2-local"
+import { Effect } from "effect"
+import { SMTPServer } from "smtp-server"
+import * as PostmarkStandIn from "../packages/postmark/test/PostmarkStandIn.ts"
+import * as ResendStandIn from "../packages/resend/test/ResendStandIn.ts"
 import { verdict } from "./compare.ts"
 import { embedded, type Running, startServer } from "./servers.ts"
 
@@ -46,7 +56,8 @@ const upload = async (url: string) => {
   return presigned.key
 }
 
-const measure = async (server: Running, name: string, target: number) => {
+/** Peak RSS over idle of the server's process for `concurrent` sends at once, over the attachment bytes. */
+const peakRatio = async (server: Running) => {
   const key = await upload(server.url)
   const send = () =>
     post(server.url, "/emails", {
@@ -65,13 +76,93 @@ const measure = async (server: Running, name: string, target: number) => {
   await writeFile(`/proc/${pid}/clear_refs`, "5")
   await Promise.all(Array.from({ length: concurrent }, send))
   const peak = await vm(pid, "VmHWM")
-  const ratio = (peak - idle) / (concurrent * attachmentBytes)
+  return { idle, peak, ratio: (peak - idle) / (concurrent * attachmentBytes) }
+}
+
+const measure = async (server: Running, name: string, target: number) => {
+  const { idle, peak, ratio } = await peakRatio(server)
   return {
     name,
     "idle RSS MiB": Math.round(idle / 2 ** 20),
     "peak RSS MiB": Math.round(peak / 2 ** 20),
     "(peak - idle) / attachment bytes": `${ratio.toFixed(2)}x`,
     target: `≤ ${target}x: ${verdict(ratio <= target)}`
+  }
+}
+
+/** What core counts per attachment byte for a provider that declares nothing: the file and its base64. */
+const undeclared = 1 + 4 / 3
+
+/** What `make` with these options declares, so the line shows what core counts for this very provider. */
+const declaredBy = <E, R>(provider: Effect.Effect<EmailProvider.EmailProvider, E, R>) =>
+  Effect.runPromise(
+    Effect.scoped(Effect.map(provider, (p) => p.limits.heldPerAttachmentByte)) as Effect.Effect<number | undefined, E>
+  )
+
+/**
+ * One provider's line: informational, the measured ratio beside what it declares, `counted` when the
+ * declaration covers it (within 0.3). The budget is raised so every send is in flight at once: the
+ * line measures what a send holds, not how many sends the budget lets through.
+ */
+const measureProvider = async (name: string, provider: object, declared: number | undefined) => {
+  const server = await startServer({ ...embedded, sending: { attachmentBytesInFlight: 2 ** 30 }, provider })
+  try {
+    const { idle, peak, ratio } = await peakRatio(server)
+    const counted = declared ?? undeclared
+    return {
+      name: `${concurrent} sends at once, 7 MB attachment each, through ${name}`,
+      "idle RSS MiB": Math.round(idle / 2 ** 20),
+      "peak RSS MiB": Math.round(peak / 2 ** 20),
+      "(peak - idle) / attachment bytes": `${ratio.toFixed(2)}x`,
+      declared: declared === undefined ? `nothing (${undeclared.toFixed(2)}x)` : `${declared}x`,
+      target: `≤ declared + 0.3: ${ratio <= counted + 0.3 ? "counted" : "undercounted"}`
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
+const postmark = async () => {
+  const standIn = await PostmarkStandIn.start()
+  try {
+    const options = { serverToken: standIn.token, requestHost: standIn.host, useHttps: false }
+    const declared = await declaredBy(PostmarkEmailProvider.make(options))
+    return await measureProvider("Postmark (stand-in)", { kind: "postmark", ...options }, declared)
+  } finally {
+    await standIn.close()
+  }
+}
+
+const resend = async () => {
+  const standIn = await ResendStandIn.start()
+  try {
+    const options = { apiKey: standIn.apiKey, baseUrl: standIn.url }
+    const declared = await declaredBy(ResendEmailProvider.make(options))
+    return await measureProvider("Resend (stand-in)", { kind: "resend", ...options }, declared)
+  } finally {
+    await standIn.close()
+  }
+}
+
+/** smtp-server as the tests run it: no STARTTLS, no login, every message read to its end and taken. */
+const smtp = async () => {
+  const server = new SMTPServer({
+    authOptional: true,
+    hideSTARTTLS: true,
+    disableReverseLookup: true,
+    logger: false,
+    onData: (stream, _session, callback) => {
+      stream.resume()
+      stream.once("end", () => callback())
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
+  try {
+    const options = { host: "127.0.0.1", port: (server.server.address() as AddressInfo).port }
+    const declared = await declaredBy(SmtpEmailProvider.make(options))
+    return await measureProvider("SMTP (smtp-server)", { kind: "smtp", ...options }, declared)
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()))
   }
 }
 
@@ -101,5 +192,6 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
     emulator.closeAllConnections()
     await new Promise<void>((resolve) => emulator.close(() => resolve()))
   }
+  rows.push(await postmark(), await resend(), await smtp())
   return rows
 }

@@ -34,6 +34,11 @@ export {
   messageStart as keyedSha256MessageStart
 } from "./internal/hmac.js"
 export {
+  type JsonFiles,
+  /** A JSON request body with files as base64, built as a Blob so a send holds its bytes once. */
+  jsonFiles
+} from "./internal/jsonFiles.js"
+export {
   /** The recipients after a delivery event, or undefined when none moves: every `MessageLog` applies events so. */
   afterEvent,
   /** What a bounce or a refusal said, kept on the recipient it moved. */

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { ServerClient } from "postmark"
 import { toProviderError } from "./internal/errors.js"
-import { maxMetadataFields, refusal, toPostmarkMessage } from "./internal/message.js"
+import { base64Of, maxMetadataFields, refusal, toPostmarkMessage } from "./internal/message.js"
 import { verify } from "./internal/verify.js"
 
 interface CommonOptions {
@@ -56,11 +56,14 @@ export type Options = ConfigOptions | ClientOptions
  * What Postmark accepts: 50 recipients across To, Cc and Bcc; a message of 10 MB counted after base64
  * (read as 10,000,000 bytes, the stricter of the two readings, so core refuses before Postmark does);
  * 8 tags (Postmark keeps 10 Metadata fields, and core's Mailer uses two, the organisation and the
- * message id); and no attachment of the file types Postmark forbids.
+ * message id); and no attachment of the file types Postmark forbids. And what a send through a client
+ * of your own holds per attachment byte (one built from a token holds less: `make`).
  */
 export const limits: EmailProvider.Limits = {
   maxRecipients: 50,
   maxMessageBytes: 10_000_000,
+  // The file, its base64 in the message, the client's JSON of it, fetch's UTF-8 copy, what is not yet collected.
+  heldPerAttachmentByte: 6,
   maxTags: maxMetadataFields - [MailEvent.organizationKey, MailEvent.messageKey].length,
   forbiddenExtensions: [
     "vbs",
@@ -97,10 +100,14 @@ export const limits: EmailProvider.Limits = {
   ]
 }
 
-/** A client, and the transport error behind its last network failure when it kept one. */
+/**
+ * A client, the transport error behind its last network failure when it kept one, and what the
+ * message carries as each file's `Content`.
+ */
 interface Connection {
   readonly client: ServerClient
   readonly transportError: () => unknown
+  readonly content: (i: number) => string
 }
 
 /** A host and optional port, as the client puts it between `https://` and `/email`. */
@@ -113,14 +120,18 @@ const timeoutSeconds = (timeout: Duration.Input): Effect.Effect<number, Config.C
 /**
  * A client per send when built from a token: the client reduces a network failure to its message, so
  * a `fetch` that keeps the underlying error is what tells a refused connection (never sent, safe to
- * retry) from one dropped after the request went out (maybe sent). Building one is cheap: no
- * connection is held, so there is nothing to close.
+ * retry) from one dropped after the request went out (maybe sent). That `fetch` also writes each
+ * file's base64 into the JSON the client hands it, which the message holds only a placeholder for,
+ * and sends it as a Blob (`Adapter.jsonFiles`): the send holds the body's bytes once. Building a
+ * client is cheap: no connection is held, so there is nothing to close.
  */
-const connector = (options: Options): Effect.Effect<() => Connection, Config.ConfigError> =>
+const connector = (
+  options: Options
+): Effect.Effect<(files?: ReadonlyArray<Uint8Array>) => Connection, Config.ConfigError> =>
   Effect.gen(function* () {
     if ("client" in options) {
       const { client } = options
-      return () => ({ client, transportError: () => undefined })
+      return (files = []) => ({ client, transportError: () => undefined, content: base64Of(files) })
     }
     const token = Adapter.secretValue(options.serverToken)
     if (token.trim() === "") return yield* Effect.fail(Adapter.invalidOption("serverToken", "must not be empty"))
@@ -135,17 +146,21 @@ const connector = (options: Options): Effect.Effect<() => Connection, Config.Con
       requestHost,
       timeout: yield* timeoutSeconds(options.timeout ?? "30 seconds")
     }
-    return () => {
+    return (files = []) => {
       let transportError: unknown
+      const json = Adapter.jsonFiles(files)
       const client = new ServerClient(token, {
         ...configuration,
         fetch: (input, init) =>
-          fetch(input, init).catch((error: unknown) => {
+          fetch(
+            input,
+            files.length > 0 && typeof init?.body === "string" ? { ...init, body: json.body(init.body) } : init
+          ).catch((error: unknown) => {
             transportError = error
             throw error
           })
       })
-      return { client, transportError: () => transportError }
+      return { client, transportError: () => transportError, content: json.placeholder }
     }
   })
 
@@ -164,9 +179,12 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
     }
     const connect = yield* connector(options)
     const host = "client" in options ? "the client's host" : (options.requestHost ?? "api.postmarkapp.com")
+    // From a token: the file, the body's bytes in a Blob (1.33), and the pieces fetch copies out of the
+    // Blob on their way to the socket, until the collector frees them (up to as much again).
+    const held: EmailProvider.Limits = "client" in options ? limits : { ...limits, heldPerAttachmentByte: 4.5 }
     return EmailProvider.EmailProvider.of({
       name: "postmark",
-      limits,
+      limits: held,
       verify: verify(connect, host),
       send: (given) =>
         Effect.suspend(() => {
@@ -181,10 +199,10 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
               })
             )
           }
-          const { client, transportError } = connect()
+          const { client, transportError, content } = connect(email.attachments.map((a) => a.content))
           const context = { email: given, forbiddenExtensions: limits.forbiddenExtensions, messageStream }
           return Effect.tryPromise({
-            try: () => client.sendEmail(toPostmarkMessage(email, messageStream, tagFrom)),
+            try: () => client.sendEmail(toPostmarkMessage(email, messageStream, tagFrom, content)),
             catch: (error) => toProviderError(error, { ...context, transportError: transportError() })
           }).pipe(
             Effect.flatMap((answer) =>

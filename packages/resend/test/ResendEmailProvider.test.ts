@@ -161,6 +161,40 @@ describe("ResendEmailProvider", () => {
     }
     assert.notInclude(ResendEmailProvider.limits.forbiddenExtensions, "pdf")
   })
+
+  it.effect("declares what a send holds, its body a Blob with the files' base64 in it (pnpm bench memory)", () =>
+    Effect.gen(function* () {
+      const standIn = yield* StandIn.make()
+      const bodies: Array<unknown> = []
+      const provider = yield* ResendEmailProvider.make({
+        apiKey: standIn.apiKey,
+        baseUrl: standIn.url,
+        client: (input, init) => {
+          bodies.push(init?.body)
+          return fetch(input, init)
+        }
+      })
+      // Measured with the body a Blob: a string body is kept whole beside fetch's UTF-8 copy of it.
+      assert.strictEqual(provider.limits.heldPerAttachmentByte, 4.5)
+      const files = [new Uint8Array([0, 1, 2, 253, 254]), new Uint8Array(0), new Uint8Array(70_000).fill(9)]
+      const { messageId } = yield* provider.send(
+        message({
+          subject: 'A "quoted" subject',
+          attachments: files.map((content, i) => ({ filename: `f${i}.pdf`, contentType: "application/pdf", content }))
+        })
+      )
+      assert.instanceOf(bodies[0], Blob)
+      const sent = lastBody(standIn).attachments as Array<{ content: string }>
+      assert.deepStrictEqual(
+        sent.map((a) => a.content),
+        files.map((f) => Buffer.from(f).toString("base64"))
+      )
+      assert.deepStrictEqual(
+        standIn.received(messageId).attachments.map((a) => a.content),
+        files
+      )
+    }).pipe(Effect.scoped)
+  )
 })
 
 describe("ResendEmailProvider options", () => {

@@ -14,8 +14,9 @@ import type { ReceivedEmail } from "@mailroom/core/testing"
 import { type StandInFault as Fault, type StandInServer, startStandIn } from "@mailroom/test-support"
 import { Context, Effect, Layer, type Scope } from "effect"
 import libmime from "libmime"
-import { decodeTagValue } from "../src/internal/message.js"
-import * as Rules from "./ResendStandInRules.js"
+// `.ts`, not `.js`, below: the bench runs this stand-in under plain node, which maps neither to the other.
+import { decodeTagValue } from "../src/internal/message.ts"
+import * as Rules from "./ResendStandInRules.ts"
 
 export interface StandInOptions {
   /** A full-access API key. Default: a random `re_` key, readable as `standIn.apiKey`. */

@@ -21,7 +21,13 @@ export const formatSender = ({ address, name }: EmailProvider.Sender): string =>
 
 const list = (addresses: ReadonlyArray<string>) => addresses.join(", ")
 
-const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
+/** Each file's base64 as one string, as a client of the caller's is given it. */
+export const base64Of =
+  (files: ReadonlyArray<Uint8Array>) =>
+  (i: number): string => {
+    const bytes = files[i] ?? new Uint8Array()
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
+  }
 
 /** Postmark's Metadata: at most 10 fields, names of at most 20 characters, values of at most 80. */
 export const maxMetadataFields = 10
@@ -51,17 +57,19 @@ export const refusal = (email: EmailProvider.OutboundEmail): string | undefined 
     : undefined
 }
 
+/** The message as the client takes it, each file's `Content` the string `content(i)`. */
 export const toPostmarkMessage = (
   email: EmailProvider.OutboundEmail,
   messageStream: string,
-  tagFrom: string
+  tagFrom: string,
+  content: (i: number) => string
 ): Message => {
   const tags = email.tags ?? []
   const tag = tags.find((t) => t.name === tagFrom && t.value !== "")
   const metadata = { ...email.metadata, ...Object.fromEntries(tags.map((t) => [t.name, t.value])) }
   const headers = email.headers ?? []
   return {
-    ...fields(email, messageStream),
+    ...fields(email, messageStream, content),
     ...(headers.length > 0
       ? { Headers: headers.map((h) => ({ Name: h.name, Value: Adapter.headerText(h.value) })) }
       : {}),
@@ -73,7 +81,11 @@ export const toPostmarkMessage = (
   }
 }
 
-const fields = (email: EmailProvider.OutboundEmail, messageStream: string): Message => ({
+const fields = (
+  email: EmailProvider.OutboundEmail,
+  messageStream: string,
+  content: (i: number) => string
+): Message => ({
   From: formatSender(email.from),
   To: list(email.to),
   ...(email.cc.length > 0 ? { Cc: list(email.cc) } : {}),
@@ -86,9 +98,9 @@ const fields = (email: EmailProvider.OutboundEmail, messageStream: string): Mess
   MessageStream: messageStream,
   ...(email.attachments.length > 0
     ? {
-        Attachments: email.attachments.map((attachment) => ({
+        Attachments: email.attachments.map((attachment, i) => ({
           Name: Adapter.headerText(attachment.filename),
-          Content: base64(attachment.content),
+          Content: content(i),
           ContentType: attachment.contentType,
           // Postmark makes a part with a ContentID inline, written as its documentation shows it.
           ContentID: attachment.contentId === undefined ? null : `cid:${attachment.contentId}`

@@ -15,7 +15,8 @@ export interface Connection {
 export interface Call {
   readonly method: "GET" | "POST"
   readonly path: string
-  readonly body?: unknown
+  /** The JSON body: a Blob, which `fetch` streams out (a string it keeps whole beside its UTF-8 copy). */
+  readonly body?: Blob
   readonly idempotencyKey?: string | undefined
 }
 
@@ -43,7 +44,7 @@ export const call = (connection: Connection, request: Call): Effect.Effect<Answe
           ...(request.body === undefined ? {} : { "content-type": "application/json" }),
           ...(request.idempotencyKey === undefined ? {} : { "idempotency-key": request.idempotencyKey })
         },
-        ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+        ...(request.body === undefined ? {} : { body: request.body }),
         // A redirect is answered as it is (an Unknown), never followed with the key.
         redirect: "manual",
         signal
