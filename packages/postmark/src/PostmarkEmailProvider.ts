@@ -181,7 +181,7 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
     const host = "client" in options ? "the client's host" : (options.requestHost ?? "api.postmarkapp.com")
     // From a token: the file, the body's bytes in a Blob (1.33), and the pieces fetch copies out of the
     // Blob on their way to the socket, until the collector frees them (up to as much again).
-    const held: EmailProvider.Limits = "client" in options ? limits : { ...limits, heldPerAttachmentByte: 4.5 }
+    const held: EmailProvider.Limits = "client" in options ? limits : { ...limits, heldPerAttachmentByte: 5 }
     return EmailProvider.EmailProvider.of({
       name: "postmark",
       limits: held,

@@ -52,7 +52,7 @@ export const limits: EmailProvider.Limits = {
   maxMessageBytes: 40_000_000,
   // The file, the body's bytes in a Blob (its base64, 1.33), and the pieces fetch copies out of the
   // Blob on their way to the socket, until the collector frees them (up to as much again).
-  heldPerAttachmentByte: 4.5,
+  heldPerAttachmentByte: 5,
   forbiddenExtensions: (
     "adp app asp bas bat cer chm cmd com cpl crt csh der exe fxp gadget hlp hta inf ins isp its js jse ksh " +
     "lib lnk mad maf mag mam maq mar mas mat mau mav maw mda mdb mde mdt mdw mdz msc msh msh1 msh2 mshxml " +
