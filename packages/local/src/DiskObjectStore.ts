@@ -157,8 +157,23 @@ const build = (
   // The signature covers the key, not the path before it: a URL is good under any mount that serves it.
   const mountPath = followsMount ? Effect.service(StoreRoutes.MountPath) : Effect.succeed("")
 
+  // The URL before the key, parsed once per mount. A valid key (no "." or ".." segment, no backslash)
+  // with each segment percent-encoded, appended to it, reads as parsing the whole URL would.
+  const bases = new Map<string, string | null>()
+  const baseOf = (mount: string) => {
+    let base = bases.get(mount)
+    if (base === undefined) {
+      const parsed = new URL(`${origin}${mount}${pathPrefix}`)
+      // A mount holding "?" or "#" would not end in the path: such a URL is parsed whole.
+      base = parsed.search === "" && parsed.hash === "" && parsed.href.endsWith("/") ? parsed.href : null
+      if (bases.size >= 64) bases.clear()
+      bases.set(mount, base)
+    }
+    return base
+  }
+
   const urlOf = (grant: Signing.Grant, mount: string) => {
-    const url = new URL(`${origin}${mount}${pathPrefix}${grant.key.split("/").map(encodeURIComponent).join("/")}`)
+    const path = grant.key.split("/").map(encodeURIComponent).join("/")
     // One query, serialised once: each `searchParams.set` serialises the whole query again.
     const query = new URLSearchParams()
     if (grant.contentType !== undefined) query.append("content-type", grant.contentType)
@@ -166,6 +181,9 @@ const build = (
     if (grant.filename !== undefined) query.append("filename", grant.filename)
     query.append("expires", grant.expires)
     query.append("signature", Signing.sign(secret, grant))
+    const base = baseOf(mount)
+    if (base !== null) return `${base}${path}?${query.toString()}`
+    const url = new URL(`${origin}${mount}${pathPrefix}${path}`)
     url.search = query.toString()
     return url.toString()
   }

@@ -225,6 +225,18 @@ describe("DiskObjectStore", () => {
       assert.match(url.searchParams.get("signature") ?? "", /^[0-9a-f]{64}$/)
     })
 
+    it("a key with URL characters in it (?, #, %, +, &, a space) is uploaded and read back through its URLs", async () => {
+      const key = "attachments/org_test/1-a?b#c%41+d&e=f é.pdf"
+      const url = await presign(key, { contentType: "text/plain" })
+      assert.strictEqual(decodeURIComponent(new URL(url).pathname), `/_mailroom/storage/${key}`)
+      assert.strictEqual((await put(url, "text/plain", "the bytes")).status, 200)
+      assert.strictEqual(new TextDecoder().decode(await run(served.store.get(key))), "the bytes")
+      const download = await run(served.store.presignGet({ key, expiresIn: 60, filename: "a?b #1.pdf" }))
+      assert.strictEqual(await (await fetch(download)).text(), "the bytes")
+      await run(served.store.delete(key))
+      await assertNothingStored(served)
+    })
+
     it("a tampered signature is refused and writes nothing", async () => {
       const url = new URL(await presign(keyFor("a.pdf")))
       const signature = url.searchParams.get("signature") ?? ""
