@@ -13,11 +13,10 @@ import { ResendEmailProvider } from "@mailroom/resend"
 import { SmtpEmailProvider } from "@mailroom/smtp"
 import emulatorModule from "aws-ses-v2-local"
 import { Effect } from "effect"
-import { SMTPServer } from "smtp-server"
 import * as PostmarkStandIn from "../packages/postmark/test/PostmarkStandIn.ts"
 import * as ResendStandIn from "../packages/resend/test/ResendStandIn.ts"
 import { verdict } from "./compare.ts"
-import { embedded, type Running, startServer } from "./servers.ts"
+import { embedded, type Running, startServer, startSmtpSink } from "./servers.ts"
 
 const startEmulator: typeof emulatorModule.default =
   typeof emulatorModule === "function" ? emulatorModule : emulatorModule.default
@@ -144,25 +143,15 @@ const resend = async () => {
   }
 }
 
-/** smtp-server as the tests run it: no STARTTLS, no login, every message read to its end and taken. */
+/** SMTP against smtp-server, outside the measured process. */
 const smtp = async () => {
-  const server = new SMTPServer({
-    authOptional: true,
-    hideSTARTTLS: true,
-    disableReverseLookup: true,
-    logger: false,
-    onData: (stream, _session, callback) => {
-      stream.resume()
-      stream.once("end", () => callback())
-    }
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
+  const sink = await startSmtpSink()
   try {
-    const options = { host: "127.0.0.1", port: (server.server.address() as AddressInfo).port }
+    const options = { host: "127.0.0.1", port: sink.port }
     const declared = await declaredBy(SmtpEmailProvider.make(options))
     return await measureProvider("SMTP (smtp-server)", { kind: "smtp", ...options }, declared)
   } finally {
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await sink.close()
   }
 }
 

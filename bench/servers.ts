@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
+import { SMTPServer } from "smtp-server"
 
 const bin = new URL("../packages/server/dist/bin.js", import.meta.url).pathname
 
@@ -92,3 +93,23 @@ export const load = (
       resolve(result.requests.total / result.duration)
     })
   )
+
+/** smtp-server as the tests run it, on 127.0.0.1: no STARTTLS, no login, every message read to its end and taken. */
+export const startSmtpSink = async (): Promise<{ readonly port: number; readonly close: () => Promise<void> }> => {
+  const server = new SMTPServer({
+    authOptional: true,
+    hideSTARTTLS: true,
+    disableReverseLookup: true,
+    logger: false,
+    onData: (stream, _session, callback) => {
+      stream.resume()
+      stream.once("end", () => callback())
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
+  const address = server.server.address()
+  return {
+    port: typeof address === "object" && address !== null ? address.port : 0,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}

@@ -7,8 +7,8 @@ import type { EmailProvider } from "@mailroom/core"
 import { SmtpEmailProvider } from "@mailroom/smtp"
 import { Effect, Exit, Scope } from "effect"
 import nodemailer from "nodemailer"
-import { SMTPServer } from "smtp-server"
 import { compare, ratioRows, verdict } from "./compare.ts"
+import { startSmtpSink } from "./servers.ts"
 
 const batch = 50
 const attachment = new Uint8Array(20 * 1024).fill(7)
@@ -25,24 +25,9 @@ const email: EmailProvider.OutboundEmail = {
   attachments: [{ filename: "invoice.pdf", contentType: "application/pdf", content: attachment }]
 }
 
-const startServer = async () => {
-  const server = new SMTPServer({
-    authOptional: true,
-    hideSTARTTLS: true,
-    disableReverseLookup: true,
-    logger: false,
-    onData: (stream, _session, callback) => {
-      stream.on("data", () => {})
-      stream.once("end", () => callback())
-    }
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
-  const address = server.server.address()
-  return { server, port: typeof address === "object" && address !== null ? address.port : 0 }
-}
-
 export const run = async (): Promise<ReadonlyArray<object>> => {
-  const { server, port } = await startServer()
+  const sink = await startSmtpSink()
+  const { port } = sink
   const scope = await Effect.runPromise(Scope.make())
   const provider = await Effect.runPromise(
     Scope.provide(SmtpEmailProvider.make({ host: "127.0.0.1", port, maxConnections: 5 }), scope)
@@ -82,6 +67,6 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
   } finally {
     direct.close()
     await Effect.runPromise(Scope.close(scope, Exit.void))
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await sink.close()
   }
 }
