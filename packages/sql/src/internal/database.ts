@@ -201,6 +201,7 @@ export const open = (
     })
 
     const direct = directOf(sql)
+    const forUpdateText = sql.onDialectOrElse({ pg: () => " FOR UPDATE", orElse: () => "" })
     // PostgreSQL numbers its parameters: each text converted once.
     const numbered = new Map<string, string>()
     const textOf = sql.onDialectOrElse({
@@ -231,8 +232,8 @@ export const open = (
 
     return {
       sql,
-      forUpdate: sql.onDialectOrElse({ pg: () => sql.literal(" FOR UPDATE"), orElse: () => sql.literal("") }),
-      forUpdateText: sql.onDialectOrElse({ pg: () => " FOR UPDATE", orElse: () => "" }),
+      forUpdate: sql.literal(forUpdateText),
+      forUpdateText,
       execute: asClientRuns,
       transaction,
       write:
