@@ -231,9 +231,9 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
     // gave one (a retry after a restart is then one message to the vendor too), else the message's id.
     const providerKey = keys.provider ?? `mailroom-${id}`
     const email = delivery.outbound(principal, id, request, addressed, loaded, providerKey)
-    const sent = delivery
-      .sendWithRetries(email, progress)
-      .pipe(Effect.onExit((exit) => delivery.settle(id, SendRecord.outcomeOf(provider.name, exit, progress))))
+    const sent = delivery.sendThen(email, progress, (exit) =>
+      Effect.andThen(delivery.settle(id, SendRecord.outcomeOf(provider.name, exit, progress)), exit)
+    )
     return Effect.andThen(
       accept,
       Effect.map(

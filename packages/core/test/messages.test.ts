@@ -1,7 +1,7 @@
 // The send path and the event pipeline with a message log: what a record says after a send, after a
 // failure and after events; suppressions dropping recipients; tags, headers and inline parts.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import {
   Attachments,
@@ -486,6 +486,64 @@ describe("events on the record", () => {
       assert.strictEqual(record?.events.length, 3)
     }).pipe(Effect.provide(counted))
   })
+
+  it.live(
+    "a local provider's events of now are written beside its answer, not before it, and both before the reply",
+    () => {
+      // The memory log, noting when each write begins and ends; the events' write waits (up to 2 s) for
+      // the answer's to begin, which it does only if both are under way together.
+      const memory = MessageLog.makeMemory()
+      const steps: Array<string> = []
+      const settleBegun = Deferred.makeUnsafe<void>()
+      const log: MessageLog.MessageLog = {
+        ...memory,
+        applyAll: (events) =>
+          Effect.gen(function* () {
+            steps.push("events begin")
+            yield* Deferred.await(settleBegun).pipe(Effect.timeoutOption("2 seconds"))
+            const applied = yield* memory.applyAll(events)
+            steps.push("events end")
+            return applied
+          }),
+        settle: (id, outcome) =>
+          Effect.gen(function* () {
+            steps.push("answer begin")
+            yield* Deferred.succeed(settleBegun, undefined)
+            yield* memory.settle(id, outcome)
+            steps.push("answer end")
+          })
+      }
+      const layer = Mailroom.layer({
+        provider: EmailProvider.layerMemory(),
+        store: ObjectStore.layerMemory(),
+        organizations: Layer.succeed(Organizations.Organizations, organizations),
+        messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
+      })
+      return Effect.gen(function* () {
+        const { response } = yield* send()
+        assert.deepStrictEqual(steps.slice(0, 2), ["events begin", "answer begin"], "the events' write begins first")
+        assert.deepStrictEqual(steps.slice(2).sort(), ["answer end", "events end"], "both are done by the reply")
+        const record = yield* log.find(acme.orgId, response.message_id)
+        assert.strictEqual(record?.status, "delivered")
+        assert.strictEqual(record?.provider_message_id, response.message_id)
+        // The provider called on its own (no send of core's around it) publishes at once.
+        const provider = yield* EmailProvider.EmailProvider
+        steps.length = 0
+        yield* provider.send({
+          from: { address: "billing@acme.example" },
+          to: ["alice@example.com"],
+          cc: [],
+          bcc: [],
+          replyTo: [],
+          subject: "Hi",
+          text: "Hi",
+          attachments: [],
+          metadata: { [MailEvent.organizationKey]: acme.orgId, [MailEvent.messageKey]: response.message_id }
+        })
+        assert.deepStrictEqual(steps, ["events begin", "events end"])
+      }).pipe(Effect.provide(layer))
+    }
+  )
 
   it.effect("a log that cannot record the events fails the publish, so the provider delivers them again", () => {
     const log: MessageLog.MessageLog = {

@@ -3,11 +3,12 @@
 import { createHash } from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import type { EmailProvider, OutboundAttachment, OutboundEmail } from "../EmailProvider.js"
+import type { EmailProvider, OutboundAttachment, OutboundEmail, SendResult } from "../EmailProvider.js"
 import { messageKey, organizationKey } from "../MailEvent.js"
 import type { Unavailable } from "../MailroomError.js"
 import * as MailroomMetrics from "../MailroomMetrics.js"
@@ -18,6 +19,7 @@ import type { SendRateLimiter } from "../SendRateLimiter.js"
 import type { Suppressions } from "../Suppressions.js"
 import type * as Wire from "../Wire.js"
 import { domainOf } from "./address.js"
+import { type Held, HeldEvents } from "./publish.js"
 import * as SendExtras from "./sendExtras.js"
 import * as SendRecord from "./sendRecord.js"
 import type * as Shutdown from "./shutdown.js"
@@ -143,6 +145,33 @@ export const make = (options: {
     return retryOnFailure(attempt, retrySchedule)
   }
 
+  /**
+   * The send with its retries, then `record` of its exit (the outcome written to the log), which runs
+   * even when the send is interrupted. The events a local provider accepted meanwhile are held
+   * (`HeldEvents`) and published beside `record`, their write begun first: on a log with group commit
+   * (SQLite) both share one commit, where publishing them during the send took a commit of its own
+   * before the answer's. Each is done before this answers.
+   */
+  const sendThen = <B, E>(
+    email: OutboundEmail,
+    progress: Shutdown.Progress | undefined,
+    record: (exit: Exit.Exit<SendResult, ProviderError>) => Effect.Effect<B, E>
+  ): Effect.Effect<B, E> =>
+    Effect.uninterruptibleMask((restore) => {
+      const held: Held = { open: true, publications: [] }
+      return Effect.flatMap(
+        Effect.exit(restore(Effect.provideService(sendWithRetries(email, progress), HeldEvents, held))),
+        (exit) => {
+          held.open = false
+          if (held.publications.length === 0) return record(exit)
+          return Effect.map(
+            Effect.all([Effect.all(held.publications, { discard: true }), record(exit)], { concurrency: 2 }),
+            ([, recorded]) => recorded
+          )
+        }
+      )
+    })
+
   /** The recipients left once the organisation's suppressed addresses are dropped; none left is a 422. */
   const address = (
     principal: Principal,
@@ -214,7 +243,7 @@ export const make = (options: {
       )
     )
 
-  return { provider, checkSender, address, outbound, sendWithRetries, settle }
+  return { provider, checkSender, address, outbound, sendWithRetries, sendThen, settle }
 }
 
 export type Delivery = ReturnType<typeof make>

@@ -142,7 +142,7 @@ export const make = (options: {
   ): Effect.Effect<Dispatched, Unavailable> => {
     const key = providerKeyFor(record.organization_id, record.id, record.idempotency_key)
     const email = delivery.outbound(principal, record.id, request, to, loaded, key)
-    return Effect.flatMap(Effect.exit(delivery.sendWithRetries(email)), (exit) => {
+    return delivery.sendThen(email, undefined, (exit) => {
       const failure = Exit.findErrorOption(exit)
       if (
         failure._tag === "Some" &&
