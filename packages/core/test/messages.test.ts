@@ -545,6 +545,62 @@ describe("events on the record", () => {
     }
   )
 
+  it.live("held events are recorded even when the send fails after the provider accepted them", () => {
+    // A provider that hands the message to the memory provider (which accepts it, its events held)
+    // and then fails; the log's event write waits for the answer's to begin, as SQLite's group does.
+    const memory = MessageLog.makeMemory()
+    const settleBegun = Deferred.makeUnsafe<void>()
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      applyAll: (events) =>
+        Effect.andThen(
+          Deferred.await(settleBegun).pipe(Effect.timeoutOption("2 seconds")),
+          Effect.andThen(Effect.sleep("10 millis"), memory.applyAll(events))
+        ),
+      settle: (id, outcome) => Effect.andThen(Deferred.succeed(settleBegun, undefined), memory.settle(id, outcome))
+    }
+    const failingAfter = Layer.effect(
+      EmailProvider.EmailProvider,
+      Effect.map(MailEvents.MailEvents, (events): EmailProvider.EmailProvider => {
+        const inner = EmailProvider.makeMemory({ events })
+        return {
+          name: "wrapping",
+          limits: inner.limits,
+          send: (email) =>
+            Effect.andThen(
+              inner.send(email),
+              Effect.fail(
+                new ProviderError.ProviderError({
+                  provider: "wrapping",
+                  reason: new ProviderError.InvalidRequest({ message: "refused after the copy was made" })
+                })
+              )
+            )
+        }
+      })
+    )
+    const layer = Mailroom.layer({
+      provider: failingAfter,
+      store: ObjectStore.layerMemory(),
+      organizations: Layer.succeed(Organizations.Organizations, organizations),
+      messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
+    })
+    return Effect.gen(function* () {
+      const failed = yield* Effect.flip(send())
+      assert.strictEqual(failed._tag, "ProviderError")
+      const [record] = (yield* log.list(acme.orgId, { limit: 1 })).data
+      const detail = record === undefined ? undefined : yield* log.find(acme.orgId, record.id)
+      assert.deepStrictEqual(
+        detail?.events.map((e) => [e.type, e.recipient]),
+        [
+          ["delivered", "alice@example.com"],
+          ["delivered", "Bob@Example.com"],
+          ["delivered", "carol@example.net"]
+        ]
+      )
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("a log that cannot record the events fails the publish, so the provider delivers them again", () => {
     const log: MessageLog.MessageLog = {
       ...MessageLog.makeMemory(),

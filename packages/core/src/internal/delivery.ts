@@ -164,8 +164,11 @@ export const make = (options: {
         (exit) => {
           held.open = false
           if (held.publications.length === 0) return record(exit)
-          return Effect.map(
-            Effect.all([Effect.all(held.publications, { discard: true }), record(exit)], { concurrency: 2 }),
+          // `record`'s failure (the send's own, passed on) waits for the events rather than interrupting them.
+          return Effect.flatMap(
+            Effect.all([Effect.all(held.publications, { discard: true }), Effect.exit(record(exit))], {
+              concurrency: 2
+            }),
             ([, recorded]) => recorded
           )
         }
