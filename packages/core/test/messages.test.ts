@@ -1,7 +1,7 @@
 // The send path and the event pipeline with a message log: what a record says after a send, after a
 // failure and after events; suppressions dropping recipients; tags, headers and inline parts.
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import {
   Attachments,
@@ -561,8 +561,9 @@ describe("events on the record", () => {
     }
     const failingAfter = Layer.effect(
       EmailProvider.EmailProvider,
-      Effect.map(MailEvents.MailEvents, (events): EmailProvider.EmailProvider => {
-        const inner = EmailProvider.makeMemory({ events })
+      // As the memory provider's own layer: MailEvents when Mailroom.layer provides it.
+      Effect.map(Effect.serviceOption(MailEvents.MailEvents), (events): EmailProvider.EmailProvider => {
+        const inner = EmailProvider.makeMemory(Option.isSome(events) ? { events: events.value } : {})
         return {
           name: "wrapping",
           limits: inner.limits,
