@@ -344,6 +344,17 @@ describe("events on the record", () => {
     store: ObjectStore.layerMemory(),
     organizations: Layer.succeed(Organizations.Organizations, organizations)
   })
+  /** Mailroom on a log of the test's own (the memory log, wrapped), with the memory provider unless told. */
+  const withLog = (
+    log: MessageLog.MessageLog,
+    provider: Layer.Layer<EmailProvider.EmailProvider> = EmailProvider.layerMemory()
+  ) =>
+    Mailroom.layer({
+      provider,
+      store: ObjectStore.layerMemory(),
+      organizations: Layer.succeed(Organizations.Organizations, organizations),
+      messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
+    })
   const publish = (events: ReadonlyArray<MailEvent.Unrouted>) =>
     Effect.flatMap(MailEvents.MailEvents, (e) => e.publish(events))
   const eventOf = (messageId: string, type: MailEvent.Type, recipient: string, extra: Partial<MailEvent.Fields> = {}) =>
@@ -471,12 +482,7 @@ describe("events on the record", () => {
           return memory.applyAll(events)
         })
     }
-    const counted = Mailroom.layer({
-      provider: EmailProvider.layerMemory(),
-      store: ObjectStore.layerMemory(),
-      organizations: Layer.succeed(Organizations.Organizations, organizations),
-      messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
-    })
+    const counted = withLog(log)
     return Effect.gen(function* () {
       // The memory provider reports a delivery to each of the three recipients, as the outbox does.
       const { response } = yield* send()
@@ -513,12 +519,7 @@ describe("events on the record", () => {
             steps.push("answer end")
           })
       }
-      const layer = Mailroom.layer({
-        provider: EmailProvider.layerMemory(),
-        store: ObjectStore.layerMemory(),
-        organizations: Layer.succeed(Organizations.Organizations, organizations),
-        messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
-      })
+      const layer = withLog(log)
       return Effect.gen(function* () {
         const { response } = yield* send()
         assert.deepStrictEqual(steps.slice(0, 2), ["events begin", "answer begin"], "the events' write begins first")
@@ -580,12 +581,7 @@ describe("events on the record", () => {
         }
       })
     )
-    const layer = Mailroom.layer({
-      provider: failingAfter,
-      store: ObjectStore.layerMemory(),
-      organizations: Layer.succeed(Organizations.Organizations, organizations),
-      messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
-    })
+    const layer = withLog(log, failingAfter)
     return Effect.gen(function* () {
       const failed = yield* Effect.flip(send())
       assert.strictEqual(failed._tag, "ProviderError")
