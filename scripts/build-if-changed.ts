@@ -18,14 +18,15 @@ const filesUnder = (dir: string): Array<string> =>
 
 const packages = readdirSync(join(root, "packages")).map((name) => join(root, "packages", name))
 
-/** Everything a package build reads: sources, manifests, compiler settings, the installed versions. */
+/** Everything a package build reads: sources, build scripts, manifests, compiler settings, the installed versions. */
 const inputs = [
   join(root, "tsconfig.base.json"),
   join(root, "pnpm-lock.yaml"),
   ...packages.flatMap((dir) => [
     join(dir, "package.json"),
     join(dir, "tsconfig.build.json"),
-    ...filesUnder(join(dir, "src"))
+    ...filesUnder(join(dir, "src")),
+    ...filesUnder(join(dir, "scripts"))
   ])
 ]
   .filter((file) => existsSync(file))
