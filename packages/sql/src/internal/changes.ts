@@ -216,7 +216,7 @@ const applyToMessage = (
       (yield* execute(
         fixed<{ readonly id: string }>(
           `INSERT INTO mailroom_message_events (id, message_id, position, type, recipient, occurred_at, provider,
-            bounce, click) VALUES ${placeholders(unique.length, 9)} ON CONFLICT (id) DO NOTHING RETURNING id`,
+            bounce, click) VALUES ${placeholders(unique.length, 9)} ON CONFLICT (message_id, id) DO NOTHING RETURNING id`,
           values
         )
       )).map((r) => r.id)
