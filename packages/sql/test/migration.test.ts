@@ -111,6 +111,19 @@ describe("migration 3_clustered on a log written by the v2 schema", () => {
     30_000
   )
 
+  it.live("SQLite: rows a client with foreign keys off left without their message do not stop the migration", () =>
+    Effect.gen(function* () {
+      const filename = join(dir.path, "v2-orphans.db")
+      copyFileSync(join(fixtures, "v2.db"), filename)
+      const other = new DatabaseSync(filename, { enableForeignKeyConstraints: false })
+      other.exec(`INSERT INTO mailroom_message_tags (message_id, position, organization_id, created_at, name, value)
+        VALUES ('gone', 0, 'org_acme', '2026-03-01T09:00:00.000Z', 'category', 'receipt')`)
+      other.close()
+      const { context } = yield* instance(SqliteClient.layer({ filename }))
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(yield* Effect.provide(readAll, context))), v2.reads)
+    }).pipe(Effect.scoped)
+  )
+
   it.live(
     "SQLite: an instance that finds the file write-locked past its busy timeout (another migrating) waits, then serves",
     () =>

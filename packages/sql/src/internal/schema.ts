@@ -175,10 +175,16 @@ const clustered = (key: string, dialect: "pg" | "sqlite"): ReadonlyArray<string>
         )
       ]
 
-/** SQLite's way to change a table's key: a new table `WITHOUT ROWID`, the rows copied, the old one dropped (its indexes with it). */
+/**
+ * SQLite's way to change a table's key: a new table `WITHOUT ROWID`, the rows copied, the old one
+ * dropped (its indexes with it). Rows whose message is gone (left by a client with foreign keys off;
+ * no read reaches them) are not copied: with foreign keys on, as node:sqlite opens a file, one would
+ * fail the migration, and every start after it.
+ */
 const rebuilt = (table: string, definition: string, columns: string): ReadonlyArray<string> => [
   `CREATE TABLE ${table}_rebuilt (${definition}) WITHOUT ROWID`,
-  `INSERT INTO ${table}_rebuilt (${columns}) SELECT ${columns} FROM ${table}`,
+  `INSERT INTO ${table}_rebuilt (${columns}) SELECT ${columns} FROM ${table}
+    WHERE message_id IN (SELECT id FROM mailroom_messages)`,
   `DROP TABLE ${table}`,
   `ALTER TABLE ${table}_rebuilt RENAME TO ${table}`
 ]
