@@ -9,6 +9,7 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import * as Changes from "./internal/changes.js"
 import { type Database, type Options as DatabaseOptions, open } from "./internal/database.js"
 import { afterOf, keyOf, pageQuery } from "./internal/list.js"
+import * as Purge from "./internal/purge.js"
 import { columns, eventsOf, type MessageRow, recordsOf } from "./internal/records.js"
 import * as Waiting from "./internal/waiting.js"
 
@@ -76,7 +77,7 @@ const build = (db: Database): MessageLog.MessageLog =>
     due: (before, limit) => Waiting.due(db, before, limit),
     stalled: (before, limit) => Waiting.stalled(db, before, limit),
     backlog: (now) => Waiting.backlog(db, now),
-    purge: (before) => Changes.purge(db, before)
+    purge: (before) => Purge.purge(db, before)
   })
 
 /**

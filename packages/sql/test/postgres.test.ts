@@ -75,7 +75,8 @@ describe("SqlMessageLog on PostgreSQL, as a fleet runs it", () => {
           recorded.map((r) => [r.migration_id, r.name]),
           [
             [1, "messages"],
-            [2, "queue"]
+            [2, "queue"],
+            [3, "clustered"]
           ]
         )
         assert.deepStrictEqual(yield* Effect.provide(SqlMigrations.run, three), [], "later runs find it current")

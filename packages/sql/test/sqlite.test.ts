@@ -78,7 +78,8 @@ describe("SqlMessageLog on SQLite, as one machine runs it", () => {
               recorded.map((r) => [r.migration_id, r.name]),
               [
                 [1, "messages"],
-                [2, "queue"]
+                [2, "queue"],
+                [3, "clustered"]
               ]
             )
             assert.deepStrictEqual(yield* Effect.provide(SqlMigrations.run, three.context), [])

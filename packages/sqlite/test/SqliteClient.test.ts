@@ -214,24 +214,27 @@ describe("transactions", () => {
 })
 
 describe("the file", () => {
-  it.effect("its directory is created, it is in WAL mode with foreign keys on, and it is closed with the scope", () =>
-    Effect.gen(function* () {
-      const filename = join(yield* tempFile("nested"), "deeper", "mail.db")
-      yield* Effect.scoped(
-        Effect.gen(function* () {
-          const sql = yield* client(filename)
-          assert.deepStrictEqual(yield* sql`PRAGMA journal_mode`, [{ journal_mode: "wal" }])
-          assert.deepStrictEqual(yield* sql`PRAGMA foreign_keys`, [{ foreign_keys: 1 }])
-          yield* sql`CREATE TABLE x (y)`
-          assert.isTrue(existsSync(`${filename}-wal`))
-        })
-      )
-      // The last connection to close checkpoints and removes the WAL file.
-      assert.isFalse(existsSync(`${filename}-wal`))
-      const db = new DatabaseSync(filename, { readOnly: true })
-      assert.deepStrictEqual(db.prepare("SELECT name FROM sqlite_master").all(), [{ name: "x" }])
-      db.close()
-    })
+  it.effect(
+    "its directory is created, it is in WAL mode with foreign keys on, temporary data in memory, and it is closed with the scope",
+    () =>
+      Effect.gen(function* () {
+        const filename = join(yield* tempFile("nested"), "deeper", "mail.db")
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const sql = yield* client(filename)
+            assert.deepStrictEqual(yield* sql`PRAGMA journal_mode`, [{ journal_mode: "wal" }])
+            assert.deepStrictEqual(yield* sql`PRAGMA foreign_keys`, [{ foreign_keys: 1 }])
+            assert.deepStrictEqual(yield* sql`PRAGMA temp_store`, [{ temp_store: 2 }])
+            yield* sql`CREATE TABLE x (y)`
+            assert.isTrue(existsSync(`${filename}-wal`))
+          })
+        )
+        // The last connection to close checkpoints and removes the WAL file.
+        assert.isFalse(existsSync(`${filename}-wal`))
+        const db = new DatabaseSync(filename, { readOnly: true })
+        assert.deepStrictEqual(db.prepare("SELECT name FROM sqlite_master").all(), [{ name: "x" }])
+        db.close()
+      })
   )
 
   it.effect("disableWAL keeps the rollback journal; readonly reads and refuses writes", () =>

@@ -17,9 +17,6 @@ import {
   writeRecipients
 } from "./records.js"
 
-/** Old records are deleted this many at a time, each batch its own short transaction. */
-const purgeBatch = 500
-
 /** The message's row, locked until the transaction ends (PostgreSQL; SQLite's whole database is). */
 const lock = ({ sql, forUpdate }: Database, id: string) =>
   Effect.map(
@@ -219,7 +216,7 @@ const applyToMessage = (
       (yield* execute(
         fixed<{ readonly id: string }>(
           `INSERT INTO mailroom_message_events (id, message_id, position, type, recipient, occurred_at, provider,
-            bounce, click) VALUES ${placeholders(unique.length, 9)} ON CONFLICT (id) DO NOTHING RETURNING id`,
+            bounce, click) VALUES ${placeholders(unique.length, 9)} ON CONFLICT (message_id, id) DO NOTHING RETURNING id`,
           values
         )
       )).map((r) => r.id)
@@ -351,26 +348,3 @@ export const reschedule = (db: Database, organizationId: string, id: string, sch
     id,
     (row) => db.sql`UPDATE mailroom_messages SET scheduled_at = ${scheduledAt} WHERE id = ${row.id}`
   )
-
-/** Deletes the messages created before `before` with every row of theirs, a batch per transaction. */
-export const purge = ({ sql, forUpdate, transaction, run }: Database, before: string) => {
-  const batch = transaction(
-    Effect.gen(function* () {
-      const rows = yield* sql<{ readonly id: string }>`SELECT id FROM mailroom_messages
-        WHERE created_at < ${before} ORDER BY created_at LIMIT ${purgeBatch}${forUpdate}`
-      const ids = rows.map((row) => row.id)
-      if (ids.length === 0) return 0
-      // Children first: on SQLite the foreign keys' cascade only runs where the client turned it on.
-      for (const table of ["mailroom_message_events", "mailroom_message_tags", "mailroom_message_recipients"]) {
-        yield* sql`DELETE FROM ${sql.literal(table)} WHERE message_id IN ${sql.in(ids)}`
-      }
-      yield* sql`DELETE FROM mailroom_messages WHERE id IN ${sql.in(ids)}`
-      return ids.length
-    })
-  )
-  const loop = (purged: number): Effect.Effect<number, MailroomError.Unavailable> =>
-    Effect.flatMap(run("deleting old messages", batch), (deleted) =>
-      deleted < purgeBatch ? Effect.succeed(purged + deleted) : loop(purged + deleted)
-    )
-  return loop(0)
-}

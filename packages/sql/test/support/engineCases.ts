@@ -162,7 +162,8 @@ export const engineCases = (name: string, engine: Engine): void => {
           rows.map((r) => [Number(r.migration_id), r.name]),
           [
             [1, "messages"],
-            [2, "queue"]
+            [2, "queue"],
+            [3, "clustered"]
           ]
         )
       }).pipe(Effect.scoped)
