@@ -284,6 +284,12 @@ export interface MessageLog {
   readonly backlog: (now: string) => Effect.Effect<Backlog, Unavailable>
   /** Deletes the records created before `before` (their events with them); answers how many. */
   readonly purge: (before: string) => Effect.Effect<number, Unavailable>
+  /**
+   * True when writes begun together share one commit (`@mailroom/sqlite`'s group commit): a send then
+   * writes the events a local provider reported beside its outcome, in one commit, where otherwise
+   * (PostgreSQL, memory) it writes them first, then the outcome, holding one connection at a time.
+   */
+  readonly sharesCommits?: boolean
 }
 
 export const MessageLog: Context.Service<MessageLog, MessageLog> = Context.Service("@mailroom/core/MessageLog")

@@ -494,7 +494,7 @@ describe("events on the record", () => {
   })
 
   it.live(
-    "a local provider's events of now are written beside its answer, not before it, and both before the reply",
+    "on a log whose writes share a commit, a local provider's events of now are written beside its answer",
     () => {
       // The memory log, noting when each write begins and ends; the events' write waits (up to 2 s) for
       // the answer's to begin, which it does only if both are under way together.
@@ -503,6 +503,7 @@ describe("events on the record", () => {
       const settleBegun = Deferred.makeUnsafe<void>()
       const log: MessageLog.MessageLog = {
         ...memory,
+        sharesCommits: true,
         applyAll: (events) =>
           Effect.gen(function* () {
             steps.push("events begin")
@@ -546,6 +547,26 @@ describe("events on the record", () => {
     }
   )
 
+  it.effect("on any other log, they are written before the answer, one write at a time", () => {
+    const memory = MessageLog.makeMemory()
+    const steps: Array<string> = []
+    const noted = <A>(name: string, effect: Effect.Effect<A, MailroomError.Unavailable>) =>
+      Effect.suspend(() => {
+        steps.push(`${name} begin`)
+        return Effect.tap(effect, () => Effect.sync(() => steps.push(`${name} end`)))
+      })
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      applyAll: (events) => noted("events", memory.applyAll(events)),
+      settle: (id, outcome) => noted("answer", memory.settle(id, outcome))
+    }
+    return Effect.gen(function* () {
+      const { response } = yield* send()
+      assert.deepStrictEqual(steps, ["events begin", "events end", "answer begin", "answer end"])
+      assert.strictEqual((yield* log.find(acme.orgId, response.message_id))?.status, "delivered")
+    }).pipe(Effect.provide(withLog(log)))
+  })
+
   it.live("held events are recorded even when the send fails after the provider accepted them", () => {
     // A provider that hands the message to the memory provider (which accepts it, its events held)
     // and then fails; the log's event write waits for the answer's to begin, as SQLite's group does.
@@ -553,6 +574,7 @@ describe("events on the record", () => {
     const settleBegun = Deferred.makeUnsafe<void>()
     const log: MessageLog.MessageLog = {
       ...memory,
+      sharesCommits: true,
       applyAll: (events) =>
         Effect.andThen(
           Deferred.await(settleBegun).pipe(Effect.timeoutOption("2 seconds")),

@@ -77,7 +77,9 @@ const build = (db: Database): MessageLog.MessageLog =>
     due: (before, limit) => Waiting.due(db, before, limit),
     stalled: (before, limit) => Waiting.stalled(db, before, limit),
     backlog: (now) => Waiting.backlog(db, now),
-    purge: (before) => Purge.purge(db, before)
+    purge: (before) => Purge.purge(db, before),
+    // The SQLite client's group commit: a send's events and outcome, begun together, share a commit.
+    sharesCommits: db.sharesCommits
   })
 
 /**

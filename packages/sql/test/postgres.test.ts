@@ -60,6 +60,8 @@ describe("SqlMessageLog on PostgreSQL, as a fleet runs it", () => {
         if (one === undefined || two === undefined || three === undefined) return assert.fail("not built")
         const message = newMessage(`org_${randomUUID()}`)
         yield* Context.get(one, MessageLog.MessageLog).accept(message)
+        // Each write its own transaction on a pooled connection: a send's events, then its outcome.
+        assert.isFalse(Context.get(one, MessageLog.MessageLog).sharesCommits)
         assert.strictEqual(
           (yield* Context.get(three, MessageLog.MessageLog).find(message.organizationId, message.id))?.id,
           message.id

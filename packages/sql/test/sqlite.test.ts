@@ -70,6 +70,8 @@ describe("SqlMessageLog on SQLite, as one machine runs it", () => {
             )
             if (one === undefined || two === undefined || three === undefined) return assert.fail("not built")
             yield* one.log.accept(message)
+            // The client's group commit: a send's events and outcome share a commit.
+            assert.isTrue(one.log.sharesCommits)
             assert.strictEqual((yield* three.log.find(message.organizationId, message.id))?.id, message.id)
             assert.deepStrictEqual(yield* two.suppressions.check(message.organizationId, ["a@example.com"]), [])
             const recorded = yield* two.sql<{ readonly migration_id: number; readonly name: string }>`SELECT

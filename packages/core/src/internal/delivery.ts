@@ -148,9 +148,9 @@ export const make = (options: {
   /**
    * The send with its retries, then `record` of its exit (the outcome written to the log), which runs
    * even when the send is interrupted. The events a local provider accepted meanwhile are held
-   * (`HeldEvents`) and published beside `record`, their write begun first: on a log with group commit
-   * (SQLite) both share one commit, where publishing them during the send took a commit of its own
-   * before the answer's. Each is done before this answers.
+   * (`HeldEvents`) and published before `record`, or beside it, their write begun first, on a log
+   * whose writes begun together share a commit (`sharesCommits`, SQLite): one commit for both, where
+   * publishing them during the send took a commit of its own. Each is done before this answers.
    */
   const sendThen = <B, E>(
     email: OutboundEmail,
@@ -164,9 +164,11 @@ export const make = (options: {
         (exit) => {
           held.open = false
           if (held.publications.length === 0) return record(exit)
+          const publications = Effect.all(held.publications, { discard: true })
+          if (log.sharesCommits !== true) return Effect.andThen(publications, record(exit))
           // `record`'s failure (the send's own, passed on) waits for the events rather than interrupting them.
           return Effect.flatMap(
-            Effect.all([Effect.all(held.publications, { discard: true }), Effect.exit(record(exit))], {
+            Effect.all([publications, Effect.exit(record(exit))], {
               concurrency: 2
             }),
             ([, recorded]) => recorded
