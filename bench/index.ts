@@ -115,3 +115,18 @@ for (const [key, title, suite] of suites) {
   console.log(`\n${title}`)
   console.table(await suite.run())
 }
+
+// Every suite stops what it started; one that left a handle open (a server, a socket, a child) would
+// keep `pnpm bench` running after its last table, as a run of all the suites once did: name what is
+// left (Node's list of handles, less this process's own stdio), so the suite can be mended, and end.
+const { _getActiveHandles } = process as unknown as { readonly _getActiveHandles: () => ReadonlyArray<object> }
+const left = _getActiveHandles
+  .call(process)
+  .filter((handle) => handle !== process.stdout && handle !== process.stderr && handle !== process.stdin)
+if (left.length > 0) {
+  const counts = new Map<string, number>()
+  for (const handle of left) counts.set(handle.constructor.name, (counts.get(handle.constructor.name) ?? 0) + 1)
+  const named = [...counts].map(([name, n]) => `${n} ${name}`).join(", ")
+  console.warn(`bench: still open after the last suite (${named}); ended by exiting`)
+}
+process.exit(0)
