@@ -157,7 +157,9 @@ describe("Server.start with a messages database that cannot be opened", () => {
         )
       )
     } finally {
-      await rm(dir, { recursive: true, force: true })
+      // The storage and outbox folders are made beside the database while it fails to open: a mkdir
+      // already on the thread pool may land after start-up has failed, as rm walks the folder.
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 })
     }
   })
 })
