@@ -86,12 +86,12 @@ export interface Database {
   readonly write: <A, E>(
     body: (execute: Execute) => Effect.Effect<A, E | SqlError.SqlError>
   ) => Effect.Effect<A, E | SqlError.SqlError>
-  /** True on `@mailroom/sqlite`'s client, whose writes begun together share one commit. */
-  readonly sharesCommits: boolean
   /** As `write`, outside a transaction: for reads. */
   readonly read: <A, E>(
     body: (execute: Execute) => Effect.Effect<A, E | SqlError.SqlError>
   ) => Effect.Effect<A, E | SqlError.SqlError>
+  /** True on `@mailroom/sqlite`'s client, whose writes begun together share one commit. */
+  readonly sharesCommits: boolean
   /** Runs `effect` against the deadline; a database failure or a missed deadline is `Unavailable`. */
   readonly run: <A, E>(
     operation: string,
@@ -242,11 +242,11 @@ export const open = (
         direct === undefined
           ? (body) => transaction(body(asClientRuns))
           : (body) => direct.directTransaction((connection) => body(straight(connection))),
-      sharesCommits: direct !== undefined,
       read:
         direct === undefined
           ? (body) => body(asClientRuns)
           : (body) => direct.direct((connection) => body(straight(connection))),
+      sharesCommits: direct !== undefined,
       run
     }
   })
