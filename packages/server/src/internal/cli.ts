@@ -7,6 +7,24 @@ import { reloadOnSighup } from "./reload.js"
 
 const configPath = process.env.MAILROOM_CONFIG ?? "mailroom.config.json"
 
+// A reader that goes away (a log collector that dies, `| head`) fails the next write with EPIPE,
+// emitted on the stream: unheard, that would end the server in the middle of sends. Its lines are
+// dropped instead, said once on the other stream while that one is still there.
+for (const [stream, name, other] of [
+  [process.stdout, "stdout", process.stderr],
+  [process.stderr, "stderr", process.stdout]
+] as const) {
+  let said = false
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (said) return
+    said = true
+    if (!other.destroyed)
+      other.write(
+        `mailroom: ${name} cannot be written (${error.code ?? error.message}); its lines are dropped from now on\n`
+      )
+  })
+}
+
 const fail = (message: string): never => {
   console.error(message)
   process.exit(1)
