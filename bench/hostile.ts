@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { readFile } from "node:fs/promises"
 import { verdict } from "./compare.ts"
+import { stopChild } from "./servers.ts"
 
 const start = (kind: "router" | "parse") =>
   new Promise<{ readonly port: number; readonly child: ChildProcess }>((resolve, reject) => {
@@ -53,7 +54,7 @@ export const run = async () => {
         }
         peak[kind] = await peakMiB(server.child.pid ?? 0)
       } finally {
-        server.child.kill()
+        await stopChild(server.child)
       }
     }
     const ratio = (peak.router ?? 0) / (peak.parse ?? 1)

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import autocannon from "autocannon"
 import { compareThroughput, throughputRows } from "./compare.ts"
+import { stopChild } from "./servers.ts"
 
 const start = (kind: "router" | "bare") =>
   new Promise<{ readonly port: number; readonly child: ChildProcess }>((resolve, reject) => {
@@ -66,8 +67,7 @@ export const run = async () => {
       )
     }
   } finally {
-    servers.bare.child.kill()
-    servers.router.child.kill()
+    await Promise.all([stopChild(servers.bare.child), stopChild(servers.router.child)])
   }
   return rows
 }

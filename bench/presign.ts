@@ -9,7 +9,7 @@ import { S3ObjectStore } from "@mailroom/s3"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import * as S3rver from "../packages/s3/test/s3rver.ts"
 import { compare, compareThroughput, ratioRows, throughputRows } from "./compare.ts"
-import { load } from "./servers.ts"
+import { load, stopChild } from "./servers.ts"
 
 const onS3 = async (): Promise<ReadonlyArray<object>> => {
   const peer = ManagedRuntime.make(S3rver.S3rverPeer.layer)
@@ -84,7 +84,7 @@ const onLocal = async (): Promise<ReadonlyArray<object>> => {
     ]
     return throughputRows(await compareThroughput(contenders, { rounds: 5, seconds: 2 }), contenders, [undefined, 0.9])
   } finally {
-    server.child.kill()
+    await stopChild(server.child)
   }
 }
 

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startPostgresCluster } from "@mailroom/test-support"
 import { compare, ratioRows, verdict } from "./compare.ts"
+import { stopChild } from "./servers.ts"
 
 const bin = new URL("../packages/server/dist/bin.js", import.meta.url).pathname
 const perRound = 300
@@ -197,7 +198,7 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
     rows.push(...(await rates("SQLite, one instance", [one], sqlite.outbox)))
     rows.push(...(await batchVsSingles(one, sqlite.outbox)))
   } finally {
-    one.child.kill()
+    await stopChild(one.child)
     await rm(sqlite.dir, { recursive: true, force: true })
   }
   const cluster = await startPostgresCluster()
@@ -206,7 +207,7 @@ export const run = async (): Promise<ReadonlyArray<object>> => {
   try {
     rows.push(...(await rates("PostgreSQL, three instances", three, postgres.outbox)))
   } finally {
-    for (const instance of three) instance.child.kill()
+    await Promise.all(three.map((instance) => stopChild(instance.child)))
     await cluster.destroy()
     await rm(postgres.dir, { recursive: true, force: true })
   }

@@ -40,12 +40,19 @@ const listening = (child: ChildProcess, pattern: RegExp) =>
     child.once("exit", () => reject(new Error(`the server exited: ${output}`)))
   })
 
+/**
+ * SIGTERM, then its exit awaited: a server stopping still logs, and one left behind when the bench
+ * exits finds its output closed.
+ */
+export const stopChild = async (child: ChildProcess): Promise<void> => {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once("exit", resolve))
+  child.kill()
+  await exited
+}
+
 const stopping = (child: ChildProcess, dir: string) => async () => {
-  if (child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once("exit", resolve))
-    child.kill()
-    await exited
-  }
+  await stopChild(child)
   await rm(dir, { recursive: true, force: true })
 }
 
