@@ -36,6 +36,25 @@ export interface RetryPolicy {
   readonly giveUpAfter?: Duration.Input
 }
 
+// The answer's body is not needed. A short one is read to its end, which lets the connection serve the
+// next attempt; past 64 KiB the rest is cancelled (the connection closed), never held: a receiver that
+// answers with a download or a stream would otherwise fill the memory until the attempt's timeout.
+const discardBodyBytes = 65_536
+const discardBody = async (body: ReadableStream<Uint8Array> | null) => {
+  if (body === null) return
+  const reader = body.getReader()
+  try {
+    for (let read = 0; read <= discardBodyBytes; ) {
+      const chunk = await reader.read()
+      if (chunk.done) return
+      read += chunk.value.byteLength
+    }
+    await reader.cancel()
+  } catch {
+    // A body cut off by the receiver or by the attempt's timeout: the status is what counts.
+  }
+}
+
 /** The endpoints, the retries, the deliveries' timeout and concurrency, the queue and the `fetch` they use. */
 export interface Options {
   readonly endpoints: ReadonlyArray<Endpoint>
@@ -155,8 +174,7 @@ export const make = (
               body: queued.body,
               signal: AbortSignal.any([signal, AbortSignal.timeout(timeout)])
             })
-            // The answer's body is not needed; reading it to the end frees the connection.
-            await response.arrayBuffer().catch(() => undefined)
+            await discardBody(response.body)
             return response.status
           },
           catch: (cause) => new DeliveryFailed({ message: String((cause as Error)?.message ?? cause) })

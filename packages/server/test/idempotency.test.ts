@@ -35,6 +35,7 @@ const writeConfig = async (dir: string, idempotency?: unknown) => {
 interface Answer {
   readonly status: number
   readonly replayed: boolean
+  readonly retryAfter: string | null
   readonly body: Record<string, unknown>
 }
 
@@ -47,6 +48,7 @@ const post = async (server: ServerProcess, path: string, body: unknown, headers:
   return {
     status: response.status,
     replayed: response.headers.get("idempotent-replayed") === "true",
+    retryAfter: response.headers.get("retry-after"),
     body: (await response.json()) as Record<string, unknown>
   } satisfies Answer
 }
@@ -252,6 +254,7 @@ describe("two server processes on one config and one Redis", () => {
     const refused = await send(a, `outage-${Date.now()}`)
     assert.strictEqual(refused.status, 503, JSON.stringify(refused.body))
     assert.match(String(refused.body.error), /nothing was sent/)
+    assert.strictEqual(refused.retryAfter, "5", "an outage says when to try again, as the message database's does")
     assert.deepStrictEqual(await emlFiles(dir), before)
     await redis.start()
     // Each instance reconnects on its own, within its backoff (at most ~2 s).

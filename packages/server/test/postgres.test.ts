@@ -21,13 +21,22 @@ describe("the mailroom command with organisations from PostgreSQL", () => {
 
   const insertKey = (key: string, table = "mailroom_api_keys") =>
     cluster.psql(`INSERT INTO ${table} (organization_id, sha256) VALUES ('org_acme', '${sha256Hex(key)}')`)
-  const call = async (path: string, headers: Record<string, string>, body?: unknown) => {
+  /** The status, `Retry-After` and body of a POST. */
+  const answer = async (path: string, headers: Record<string, string>, body?: unknown) => {
     const response = await fetch(`${server.url}${path}`, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify(body ?? { filename: "a.txt", content_type: "text/plain" })
     })
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+    return {
+      status: response.status,
+      retryAfter: response.headers.get("retry-after"),
+      body: (await response.json()) as Record<string, unknown>
+    }
+  }
+  const call = async (path: string, headers: Record<string, string>, body?: unknown) => {
+    const { status, body: answered } = await answer(path, headers, body)
+    return { status, body: answered }
   }
   const message = (attachments: ReadonlyArray<{ filename: string; key: string }> = []) => ({
     from: "billing@acme.example",
@@ -128,14 +137,16 @@ describe("the mailroom command with organisations from PostgreSQL", () => {
     const logged = server.waitFor(/organisations database cannot be reached/)
     await cluster.stop()
     try {
-      const send = await call("/emails", key, message())
+      const send = await answer("/emails", key, message())
       assert.strictEqual(send.status, 503)
       assert.deepStrictEqual(Object.keys(send.body), ["error", "may_have_been_sent"])
       assert.isFalse(send.body.may_have_been_sent)
       assert.include(String(send.body.error), "cannot be checked right now")
-      const presign = await call("/attachments/presign", key)
+      assert.strictEqual(send.retryAfter, "5", "an outage says when to try again, as the message database's does")
+      const presign = await answer("/attachments/presign", key)
       assert.strictEqual(presign.status, 503)
       assert.deepStrictEqual(Object.keys(presign.body), ["error"])
+      assert.strictEqual(presign.retryAfter, "5")
       await new Promise((resolve) => setTimeout(resolve, cacheSeconds * 1000 + 100))
       const v1 = await call("/v1/attachments/presign", { authorization: "Bearer tok_acme" })
       assert.strictEqual(v1.status, 503)

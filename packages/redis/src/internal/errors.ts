@@ -1,16 +1,21 @@
 // Redis failures and stored values translated into core's vocabulary, in one place.
 import { type IdempotencyStore, MailroomError } from "@mailroom/core"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 
+// What `Retry-After` says, as for the message database: a Redis restarting or failing over is usually
+// back within seconds (the client reconnects with a backoff of at most about 2 s).
+const retryAfter = Duration.seconds(5)
+
 /**
- * What `operation` needed of Redis ("Idempotency-Keys") failed, as core's `Unavailable`: a caller
- * sees only that nothing was sent (`problem` says so); the cause is kept for the log.
+ * What `operation` needed of Redis ("Idempotency-Keys") failed, as core's `Unavailable` (a 503 with
+ * `Retry-After`): a caller sees only that nothing was sent (`problem` says so); the cause is kept for the log.
  */
 export const toUnavailable = (
   operation: string,
   cause: unknown,
   problem = "cannot be checked right now; nothing was sent, try again later"
-): MailroomError.Unavailable => new MailroomError.Unavailable({ message: `${operation} ${problem}`, cause })
+): MailroomError.Unavailable => new MailroomError.Unavailable({ message: `${operation} ${problem}`, cause, retryAfter })
 
 const tags = new Set(["InFlight", "Completed", "Uncertain"])
 
