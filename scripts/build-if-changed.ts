@@ -38,8 +38,16 @@ const fingerprint = (): string => {
   return hash.digest("hex")
 }
 
+/** Whether `pnpm run build` builds the package: one without a build script (test-support) has no dist. */
+const hasBuild = (dir: string): boolean => {
+  const manifest = join(dir, "package.json")
+  if (!existsSync(manifest)) return false
+  const { scripts } = JSON.parse(readFileSync(manifest, "utf8")) as { scripts?: Record<string, string> }
+  return scripts?.build !== undefined
+}
+
 const current = fingerprint()
-const built = packages.every((dir) => !existsSync(join(dir, "src")) || existsSync(join(dir, "dist")))
+const built = packages.every((dir) => !hasBuild(dir) || existsSync(join(dir, "dist")))
 const previous = existsSync(stampFile) ? readFileSync(stampFile, "utf8") : ""
 if (built && previous === current) {
   console.error("packages are up to date; not rebuilding")

@@ -11,7 +11,7 @@ import {
   isUnsubscribeUrl,
   maxHeaders,
   maxTags,
-  ownedHeader,
+  ownedHeaderIssue,
   ownedHeaderPattern
 } from "./internal/sendExtras.js"
 import {
@@ -174,19 +174,18 @@ const Tags = Schema.Array(EmailTag).pipe(
 
 /**
  * Custom headers, `{"X-Campaign": "spring"}`: a field name of visible ASCII without `:`, a value of
- * header text. The headers mailroom writes itself are refused by name (`ownedHeader`).
+ * header text. The headers mailroom writes itself are refused by name (`ownedHeaderIssue`).
  */
 const Headers = Schema.Record(Schema.String, headerText(998, false)).pipe(
   Schema.check(
     Schema.makeFilter(
       (headers: Readonly<Record<string, string>>) =>
-        Object.keys(headers).flatMap((name) =>
-          !headerNamePattern.test(name)
-            ? [{ path: [name], issue: "must be a header name of 1 to 76 visible ASCII characters, no colon" }]
-            : ownedHeader(name)
-              ? [{ path: [name], issue: "is a header mailroom writes itself; use the request's own field" }]
-              : []
-        ),
+        Object.keys(headers).flatMap((name) => {
+          const issue = !headerNamePattern.test(name)
+            ? "must be a header name of 1 to 76 visible ASCII characters, no colon"
+            : ownedHeaderIssue(name)
+          return issue === undefined ? [] : [{ path: [name], issue }]
+        }),
       {
         toJsonSchema: () => ({
           propertyNames: { pattern: headerNamePattern.source, not: { pattern: ownedHeaderPattern } }

@@ -274,7 +274,7 @@ describe("tags, headers, unsubscribe and inline parts", () => {
       ],
       [
         { headers: { Subject: "x" } },
-        "headers.Subject: is a header mailroom writes itself; use the request's own field"
+        "headers.Subject: is a header mailroom writes itself; use the request's subject field"
       ],
       [{ headers: { "content-type": "x" } }, "headers.content-type: is a header mailroom writes itself"],
       [{ headers: { "X-Ok": "a\r\nBcc: evil@example.com" } }, "headers.X-Ok: must not contain line breaks"],
@@ -303,6 +303,30 @@ describe("tags, headers, unsubscribe and inline parts", () => {
         )
       }
       assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+    }).pipe(Effect.provide(world.layer))
+  })
+})
+
+describe("a header mailroom writes itself", () => {
+  it.effect("names the request's field for it, and no field when the request has none", () => {
+    const world = makeWorld()
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ["Subject", "headers.Subject: is a header mailroom writes itself; use the request's subject field"],
+      ["Reply-To", "headers.Reply-To: is a header mailroom writes itself; use the request's reply_to field"],
+      ["from", "headers.from: is a header mailroom writes itself; use the request's from and from_name fields"],
+      ["Message-ID", "headers.Message-ID: is a header mailroom writes itself and cannot be set"],
+      ["Content-Type", "headers.Content-Type: is a header mailroom writes itself and cannot be set"],
+      [
+        "X-Mailroom-Organization",
+        "headers.X-Mailroom-Organization: is a header mailroom writes itself and cannot be set"
+      ]
+    ]
+    return Effect.gen(function* () {
+      for (const [name, expected] of cases) {
+        const error = yield* Effect.flip(send(request({ headers: { [name]: "x" } })))
+        assert.strictEqual(error._tag, "ValidationError", name)
+        if (error._tag === "ValidationError") assert.deepStrictEqual(error.errors, [expected])
+      }
     }).pipe(Effect.provide(world.layer))
   })
 })

@@ -29,9 +29,28 @@ const owned = [
 ]
 const ownedPrefixes = ["content-", "x-mailroom-"]
 
-export const ownedHeader = (name: string): boolean => {
+const ownedHeader = (name: string): boolean => {
   const lower = name.toLowerCase()
   return owned.includes(lower) || ownedPrefixes.some((prefix) => lower.startsWith(prefix))
+}
+
+/** The request's fields an owned header is written from: the error points the caller to them. */
+const writtenFrom: Readonly<Record<string, string>> = {
+  from: "from and from_name fields",
+  to: "to field",
+  cc: "cc field",
+  bcc: "bcc field",
+  "reply-to": "reply_to field",
+  subject: "subject field"
+}
+
+/** Why a header mailroom writes is refused (naming the request's field for it), else undefined. */
+export const ownedHeaderIssue = (name: string): string | undefined => {
+  if (!ownedHeader(name)) return undefined
+  const fields = writtenFrom[name.toLowerCase()]
+  return fields === undefined
+    ? "is a header mailroom writes itself and cannot be set"
+    : `is a header mailroom writes itself; use the request's ${fields}`
 }
 
 /** `ownedHeader` as a JSON Schema pattern, which has no case-insensitive flag. */
