@@ -217,9 +217,11 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
       // Load balancers probe every few seconds: their successes would drown the log.
       if (Operational.isProbe(path) && res.statusCode === 200) return
       // The path only: query strings carry storage keys, and no header is ever logged. A path with a
-      // parameter is logged as its template: `/suppressions/{email}` holds an address.
+      // parameter is logged as its template: `/suppressions/{email}` holds an address, and a store's
+      // route (`/_mailroom/storage/*`) a key, whose file name may name a person.
       const route = routeOf(path)
-      log(`${req.method} ${route.includes("{") ? route : path} ${res.statusCode} ${took.toFixed(1)}ms${note}`)
+      const shown = route.includes("{") || route.endsWith("/*") ? route : path
+      log(`${req.method} ${shown} ${res.statusCode} ${took.toFixed(1)}ms${note}`)
     }
     res.once("finish", () => {
       logOnce("")

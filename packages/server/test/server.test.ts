@@ -181,6 +181,25 @@ describe("the standalone server on the embedded defaults", () => {
     assert.notInclude(lines.join("\n"), id)
     assert.notInclude(lines.join("\n"), "secret.person")
   })
+
+  it("logs the local store's routes without the key: a file name stays out of the log", async () => {
+    const presigned = await api("POST", "/attachments/presign", { filename: "jane.doe-passport.pdf" })
+    const { url, key } = presigned.body as { url: string; key: string }
+    const put = await fetch(url, { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: "x" })
+    assert.strictEqual(put.status, 200, await put.text())
+    const download = await api("GET", `/attachments/download?key=${encodeURIComponent(key)}`)
+    const got = await fetch(String(download.body.download_url))
+    assert.strictEqual(await got.text(), "x")
+    assert.match(
+      lines.filter((l) => l.startsWith("PUT /_mailroom/")).at(-1) ?? "",
+      /^PUT \/_mailroom\/storage\/\* 200 /
+    )
+    assert.match(
+      lines.filter((l) => l.startsWith("GET /_mailroom/")).at(-1) ?? "",
+      /^GET \/_mailroom\/storage\/\* 200 /
+    )
+    assert.notInclude(lines.join("\n"), "jane.doe")
+  })
 })
 
 describe("provider states acted out by the outbox", () => {
