@@ -5,29 +5,14 @@ import * as Schema from "effect/Schema"
 import { maxIdHex } from "./internal/attachmentKey.js"
 import { maxItems, oversized } from "./internal/bounds.js"
 import { issueMessages } from "./internal/issues.js"
-import {
-  contentIdPattern,
-  headerNamePattern,
-  isUnsubscribeUrl,
-  maxHeaders,
-  maxTags,
-  ownedHeaderIssue,
-  ownedHeaderPattern
-} from "./internal/sendExtras.js"
-import {
-  atMostCharacters,
-  blank,
-  controlExceptTab,
-  controlRange,
-  lineBreak,
-  mimeType,
-  mimeTypePattern
-} from "./internal/text.js"
+import { contentIdPattern } from "./internal/sendExtras.js"
+import { atMostCharacters, blank, controlExceptTab, lineBreak, mimeType, mimeTypePattern } from "./internal/text.js"
+import * as Extras from "./internal/wireExtras.js"
 import * as Rules from "./internal/wireRules.js"
 import { ScheduledAt } from "./internal/wireSchedule.js"
 import { ValidationError } from "./MailroomError.js"
 
-const { fails, rule } = Rules
+const { fails, headerText, rule } = Rules
 
 /** An addr-spec email address: at most 254 characters, internationalised domains accepted. */
 export const EmailAddress = Rules.EmailAddress
@@ -36,27 +21,6 @@ export const EmailAddress = Rules.EmailAddress
 const SenderAddress = Rules.SenderAddress
 
 const notBlank = rule((s: string) => !blank(s), "must not be empty", { minLength: 1, pattern: "\\S" })
-
-/**
- * Text that ends up in a mail header: a line break there would let the caller write headers. One
- * pattern says everything the checks do (JSON Schema has one `pattern` per schema); String#trim
- * removes exactly what \s matches, so "not blank" is the lookahead for a \S.
- */
-const headerText = (maxLength: number, nonEmpty: boolean) =>
-  Schema.String.pipe(
-    Schema.check(
-      rule((s: string) => !lineBreak.test(s), "must not contain line breaks", {}, true),
-      rule(
-        (s: string) => !controlExceptTab.test(s),
-        "must not contain control characters",
-        nonEmpty
-          ? { minLength: 1, maxLength, pattern: `^(?=[\\s\\S]*\\S)[^${controlRange}]*$` }
-          : { maxLength, pattern: `^[^${controlRange}]*$` }
-      ),
-      rule((s: string) => atMostCharacters(s, maxLength), `must be at most ${maxLength} characters`, {}),
-      ...(nonEmpty ? [rule((s: string) => !blank(s), "must not be empty", {})] : [])
-    )
-  )
 
 /** A MIME type such as `application/pdf` or `text/plain; charset=utf-8`. */
 export const ContentType = Schema.String.pipe(
@@ -159,61 +123,8 @@ export type EmailAttachment = typeof EmailAttachment.Type
 /** A tag of the message: stored with its record, passed to the vendor, carried on its events. */
 export const EmailTag = Rules.EmailTag
 
-const Tags = Schema.Array(EmailTag).pipe(
-  Schema.check(
-    rule((a: ReadonlyArray<unknown>) => a.length <= maxTags, `must contain at most ${maxTags} tags`, {
-      maxItems: maxTags
-    }),
-    rule(
-      (a: ReadonlyArray<{ readonly name: string }>) => new Set(a.map((t) => t.name)).size === a.length,
-      "must not name a tag twice",
-      { uniqueItems: true }
-    )
-  )
-)
-
-/**
- * Custom headers, `{"X-Campaign": "spring"}`: a field name of visible ASCII without `:`, a value of
- * header text. The headers mailroom writes itself are refused by name (`ownedHeaderIssue`).
- */
-const Headers = Schema.Record(Schema.String, headerText(998, false)).pipe(
-  Schema.check(
-    Schema.makeFilter(
-      (headers: Readonly<Record<string, string>>) =>
-        Object.keys(headers).flatMap((name) => {
-          const issue = !headerNamePattern.test(name)
-            ? "must be a header name of 1 to 76 visible ASCII characters, no colon"
-            : ownedHeaderIssue(name)
-          return issue === undefined ? [] : [{ path: [name], issue }]
-        }),
-      {
-        toJsonSchema: () => ({
-          propertyNames: { pattern: headerNamePattern.source, not: { pattern: ownedHeaderPattern } }
-        })
-      }
-    ),
-    rule(
-      (h: Readonly<Record<string, string>>) => Object.keys(h).length <= maxHeaders,
-      `must contain at most ${maxHeaders} headers`,
-      { maxProperties: maxHeaders }
-    )
-  )
-)
-
 /** RFC 8058 one-click unsubscribe: `List-Unsubscribe` with these, and `List-Unsubscribe-Post`. */
-export const Unsubscribe = Schema.Struct({
-  /** Where a mail client POSTs `List-Unsubscribe=One-Click`: an https URL. */
-  url: Schema.String.pipe(
-    Schema.check(
-      rule(isUnsubscribeUrl, "must be an https URL of at most 2048 characters", {
-        format: "uri",
-        maxLength: 2048,
-        pattern: "^https://"
-      })
-    )
-  ),
-  mailto: Schema.optionalKey(EmailAddress)
-}).annotate({ identifier: "Unsubscribe" })
+export const Unsubscribe = Extras.Unsubscribe
 
 /** The body of `POST /emails` (SPEC 2.4). */
 export const SendEmailRequest = Schema.Struct({
@@ -226,8 +137,8 @@ export const SendEmailRequest = Schema.Struct({
   subject: headerText(998, true),
   body: EmailBody,
   attachments: Schema.optionalKey(list(EmailAttachment)),
-  tags: Schema.optionalKey(Tags),
-  headers: Schema.optionalKey(Headers),
+  tags: Schema.optionalKey(Extras.Tags),
+  headers: Schema.optionalKey(Extras.Headers),
   unsubscribe: Schema.optionalKey(Unsubscribe),
   /** Send later: 1 second to 30 days ahead (checked against the clock when the request arrives). */
   scheduled_at: Schema.optionalKey(ScheduledAt)

@@ -279,6 +279,10 @@ describe("tags, headers, unsubscribe and inline parts", () => {
       [{ headers: { "content-type": "x" } }, "headers.content-type: is a header mailroom writes itself"],
       [{ headers: { "X-Ok": "a\r\nBcc: evil@example.com" } }, "headers.X-Ok: must not contain line breaks"],
       [{ headers: { "Bad:Name": "x" } }, "must be a header name of 1 to 76 visible ASCII characters, no colon"],
+      [
+        { headers: { "X-Campaign": "spring", "x-campaign": "autumn" } },
+        "headers.x-campaign: is the same header as X-Campaign (header names ignore case); give it once"
+      ],
       [{ unsubscribe: { url: "http://acme.example/u" } }, "unsubscribe.url: must be an https URL"],
       [
         { unsubscribe: { url: "https://acme.example/u" }, headers: { "List-Unsubscribe": "<mailto:x@y.example>" } },

@@ -1,8 +1,9 @@
 // The building blocks of the wire schemas: a check paired with its exact JSON Schema, and the rules
-// several topics share (addresses, tags). Wire.ts and the schemas of the message records use these.
+// several topics share (addresses, tags, header text). Wire.ts and the schemas of the message records use these.
 import * as Schema from "effect/Schema"
 import { isEmailAddress } from "./address.js"
 import { tagPattern } from "./sendExtras.js"
+import { atMostCharacters, blank, controlExceptTab, controlRange, lineBreak } from "./text.js"
 
 export const fails =
   <T>(test: (value: T) => boolean, message: string) =>
@@ -67,3 +68,24 @@ export const EmailTag = Schema.Struct({
   name: Schema.String.pipe(Schema.check(tagText)),
   value: Schema.String.pipe(Schema.check(tagText))
 }).annotate({ identifier: "EmailTag" })
+
+/**
+ * Text that ends up in a mail header: a line break there would let the caller write headers. One
+ * pattern says everything the checks do (JSON Schema has one `pattern` per schema); String#trim
+ * removes exactly what \s matches, so "not blank" is the lookahead for a \S.
+ */
+export const headerText = (maxLength: number, nonEmpty: boolean) =>
+  Schema.String.pipe(
+    Schema.check(
+      rule((s: string) => !lineBreak.test(s), "must not contain line breaks", {}, true),
+      rule(
+        (s: string) => !controlExceptTab.test(s),
+        "must not contain control characters",
+        nonEmpty
+          ? { minLength: 1, maxLength, pattern: `^(?=[\\s\\S]*\\S)[^${controlRange}]*$` }
+          : { maxLength, pattern: `^[^${controlRange}]*$` }
+      ),
+      rule((s: string) => atMostCharacters(s, maxLength), `must be at most ${maxLength} characters`, {}),
+      ...(nonEmpty ? [rule((s: string) => !blank(s), "must not be empty", {})] : [])
+    )
+  )
