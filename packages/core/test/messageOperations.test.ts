@@ -134,6 +134,7 @@ describe("Messages", () => {
         [{ since: "2026-05-01T09:00:00" }, "since: must be an RFC 3339 date-time with an offset"],
         [{ since: "2026-02-30T09:00:00Z" }, "since: must be an RFC 3339 date-time with an offset"],
         [{ until: "2026-05-01" }, "until: must be an RFC 3339 date-time with an offset"],
+        [{ since: "2026-05-01T09:00:00 02:00" }, "since: has a space where its offset's + belongs"],
         [{ until: "2026-12-31T23:59:60Z" }, "until: must be an RFC 3339 date-time with an offset"],
         [{ page: "2" }, "page: is not a known field"]
       ]

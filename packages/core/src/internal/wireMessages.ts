@@ -101,6 +101,13 @@ const utcIso = (text: string): string => {
 /** `since` and `until`: an RFC 3339 date-time with an offset (`2026-05-01T09:00:00+02:00`), stored as UTC. */
 export const Timestamp = Schema.String.pipe(
   Schema.check(
+    // An offset's `+` sent unencoded in a query string arrives as a space: say so, not only what is wanted.
+    rule(
+      (s: string) => !/\d \d{2}:\d{2}$/.test(s),
+      "has a space where its offset's + belongs: in a query string, send the + as %2B (2026-05-01T09:00:00%2B02:00)",
+      {},
+      true
+    ),
     rule(
       (s: string) => instantOf(s) !== undefined,
       "must be an RFC 3339 date-time with an offset, such as 2026-05-01T09:00:00Z",
