@@ -175,6 +175,19 @@ describe("Mailer.send", () => {
       }).pipe(Effect.provide(world.layer))
     })
 
+    it.effect("a key of the caller's own prefix that presign never issues says so", () => {
+      const world = makeWorld()
+      return Effect.gen(function* () {
+        const errors = yield* validationErrors(
+          send(acme, { ...request(), attachments: [{ filename: "n.txt", key: `attachments/${acme.orgId}/nope.txt` }] })
+        )
+        assert.deepStrictEqual(errors, [
+          "attachments[0].key: is not a key POST /attachments/presign issues (attachments/{organization}/{time}_{id}-{file name})"
+        ])
+        assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+      }).pipe(Effect.provide(world.layer))
+    })
+
     it.effect("a key presigned but never uploaded is a 400 naming the attachment", () =>
       Effect.gen(function* () {
         const attachments = yield* Attachments.Attachments

@@ -96,7 +96,14 @@ for (const [transport, start] of Object.entries(transports)) {
         )
         assert.deepStrictEqual(
           await call("POST", "/emails", apiKey(), { ...message, attachments: [{ filename: "b.pdf", key }] }),
-          { status: 400, body: { errors: ["attachments[0].key: is not an attachment of this organization"] } },
+          {
+            status: 400,
+            body: {
+              errors: [
+                "attachments[0].key: is not a key POST /attachments/presign issues (attachments/{organization}/{time}_{id}-{file name})"
+              ]
+            }
+          },
           `${rule} must be a 400 in a send`
         )
       }

@@ -11,6 +11,7 @@ import { Unavailable, ValidationError } from "../MailroomError.js"
 import type { ObjectInfo, ObjectStore, ObjectStoreError } from "../ObjectStore.js"
 import type { Principal } from "../Organizations.js"
 import type { InProcessSendRequest } from "../Wire.js"
+import * as AttachmentKey from "./attachmentKey.js"
 import { sanitizeFilename } from "./filename.js"
 import { attachmentExtensions } from "./headers.js"
 import { isOwnKey } from "./tenancy.js"
@@ -82,7 +83,13 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
       if (extension !== undefined) {
         errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
       }
-      if (!owned[i]) errors.push(`attachments[${i}].key: is not an attachment of this organization`)
+      if (owned[i]) return
+      // Under the caller's own prefix, the key's shape is wrong: saying so reveals nothing of another organisation.
+      errors.push(
+        a.key?.startsWith(AttachmentKey.prefixOf(principal.orgId))
+          ? `attachments[${i}].key: is not a key POST /attachments/presign issues (attachments/{organization}/{time}_{id}-{file name})`
+          : `attachments[${i}].key: is not an attachment of this organization`
+      )
     })
     return { errors, owned }
   }
