@@ -122,6 +122,26 @@ describe("the inbox API", () => {
     )
   })
 
+  it("q searches the sender, the recipients, the subject and the text, as the viewer's search does", async () => {
+    const fruit = await send({ to: ["dave@example.com"], subject: "Weekly box", body: { text: "A kumquat for you." } })
+    const other = await send({ to: ["erin@example.com"], subject: "Kumquat season" })
+    await send({ to: ["frank@example.com"], subject: "Nothing of the kind" })
+    assert.sameMembers(
+      (await page("?q=kumquat")).data.map((m) => m.id),
+      [fruit, other]
+    )
+    assert.deepStrictEqual(
+      (await page("?q=erin")).data.map((m) => m.id),
+      [other]
+    )
+    assert.deepStrictEqual(
+      (await page("?q=kumquat&to=dave@example.com")).data.map((m) => m.id),
+      [fruit]
+    )
+    const blank = await get("/messages?q=%20")
+    assert.deepStrictEqual([blank.status, blank.body], [400, { errors: ["q: must be 1 to 200 characters"] }])
+  })
+
   it("answers a message with its headers, bodies, links and their texts, attachments and events", async () => {
     const upload = await fetch(`${server.url}/attachments/presign`, {
       method: "POST",
@@ -343,6 +363,13 @@ describe("the inbox's OpenAPI document", () => {
     ])
     for (const path of Object.values(document.paths))
       for (const operation of Object.values(path)) assert.deepStrictEqual(operation.tags, ["inbox"])
+    const list = document.paths["/_mailroom/outbox/api/messages"]?.get as unknown as {
+      parameters: ReadonlyArray<{ name: string }>
+    }
+    assert.deepStrictEqual(
+      list.parameters.map((p) => p.name),
+      ["to", "from", "subject", "since", "q", "limit", "cursor"]
+    )
     const refs = [...JSON.stringify(document).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1] as string)
     for (const ref of refs) assert.property(document.components.schemas, ref)
   })

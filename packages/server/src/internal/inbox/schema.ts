@@ -119,6 +119,11 @@ const paths = (base: string): Record<string, unknown> => ({
       summary: "Messages, newest first, a page at a time",
       parameters: [
         ...filters,
+        query(
+          "q",
+          "Words in the sender, the recipients, the subject or the text, as the viewer's search box takes them",
+          { type: "string", minLength: 1, maxLength: 200 }
+        ),
         query("limit", `Rows in the page, 1 to ${maxPageSize}`, {
           type: "integer",
           minimum: 1,
