@@ -150,7 +150,17 @@ for (const [transport, start] of Object.entries(transports)) {
           ],
           ["until=yesterday", ["until: must be an RFC 3339 date-time with an offset, such as 2026-05-01T09:00:00Z"]],
           ["page=2", ["page: is not a known query parameter"]],
-          ["limit=1&limit=2", ["limit: must be given once"]]
+          ["limit=1&limit=2", ["limit: must be given once"]],
+          // Every problem at once: an unknown or repeated parameter does not hide the others'.
+          [
+            "limit=0&page=2&to=alice",
+            [
+              "page: is not a known query parameter",
+              "limit: must be a whole number from 1 to 100",
+              "to: must be a valid email address"
+            ]
+          ],
+          ["status=x&status=y&limit=0", ["status: must be given once", "limit: must be a whole number from 1 to 100"]]
         ]
         for (const [query, errors] of cases) {
           const answer = await call("GET", `/emails?${query}`)
@@ -248,6 +258,9 @@ for (const [transport, start] of Object.entries(transports)) {
           error: "limit: must be a whole number from 1 to 100; reason: must be one of bounced, complained, manual"
         })
         expectJson(await call("GET", "/suppressions?email=a"), 400, { error: "email: is not a known query parameter" })
+        expectJson(await call("GET", "/suppressions?email=a&limit=0"), 400, {
+          error: "email: is not a known query parameter; limit: must be a whole number from 1 to 100"
+        })
         expectJson(await call("GET", "/suppressions", { key: null }), 401, {
           message: "missing, invalid or revoked credential"
         })

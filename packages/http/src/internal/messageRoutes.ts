@@ -16,6 +16,9 @@ const replayedHeader = (replayed: boolean): Record<string, string> =>
 // The query parameters are the fields of core's query schemas, so the two cannot drift apart.
 const listEmailsNames = Object.keys(Wire.ListEmailsQuery.fields)
 const listSuppressionsNames = Object.keys(Wire.ListSuppressionsQuery.fields)
+// Only to name what else is wrong when the query also has an unknown or repeated parameter.
+const decodeListEmails = Wire.decode(Wire.ListEmailsQuery)
+const decodeListSuppressions = Wire.decode(Wire.ListSuppressionsQuery)
 
 /** The routes at fixed paths: `POST|GET /emails`, `POST /emails/batch`, `GET /suppressions`, `POST /suppressions`. */
 export const exact = (basePath: string): ReadonlyArray<readonly [string, Route]> => [
@@ -71,7 +74,7 @@ export const exact = (basePath: string): ReadonlyArray<readonly [string, Route]>
       auth: "apiKey",
       run: ({ request, principal }) =>
         Effect.gen(function* () {
-          const query = yield* singleQuery(request.query, listEmailsNames)
+          const query = yield* singleQuery(request.query, listEmailsNames, decodeListEmails)
           return ok(200, yield* (yield* messages).list(principal, query as typeof Wire.ListEmailsQuery.Encoded))
         })
     }
@@ -84,7 +87,7 @@ export const exact = (basePath: string): ReadonlyArray<readonly [string, Route]>
       auth: "apiKey",
       run: ({ request, principal }) =>
         Effect.gen(function* () {
-          const query = yield* singleQuery(request.query, listSuppressionsNames)
+          const query = yield* singleQuery(request.query, listSuppressionsNames, decodeListSuppressions)
           const page = yield* (yield* messages).listSuppressions(
             principal,
             query as typeof Wire.ListSuppressionsQuery.Encoded

@@ -3,8 +3,16 @@
 import { MailroomError } from "@mailroom/core"
 import * as Effect from "effect/Effect"
 
-/** The query as `{name: value}`, or a ValidationError naming each unknown or repeated parameter. */
-export const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>) =>
+/**
+ * The query as `{name: value}`, or a ValidationError naming each unknown or repeated parameter, and
+ * then what `decode` (the operation's own decoding, when given) finds wrong with the others: every
+ * problem at once, as a send's are.
+ */
+export const singleQuery = (
+  query: URLSearchParams,
+  names: ReadonlyArray<string>,
+  decode?: (input: Record<string, string>) => Effect.Effect<unknown, MailroomError.ValidationError>
+) =>
   Effect.gen(function* () {
     const out: Record<string, string> = {}
     const problems: Array<string> = []
@@ -16,8 +24,15 @@ export const singleQuery = (query: URLSearchParams, names: ReadonlyArray<string>
       if (values.length > 1) problems.push(`${name}: must be given once`)
       else if (values[0] !== undefined) out[name] = values[0]
     }
-    if (problems.length > 0) return yield* new MailroomError.ValidationError({ errors: problems })
-    return out
+    if (problems.length === 0) return out
+    const others =
+      decode === undefined
+        ? []
+        : yield* Effect.match(decode(out), {
+            onFailure: (error) => error.errors,
+            onSuccess: () => []
+          })
+    return yield* new MailroomError.ValidationError({ errors: [...problems, ...others] })
   })
 
 /** A path segment, percent-decoded (`bob%2Btag%40example.com`), or a ValidationError naming it. */
