@@ -408,6 +408,7 @@ export const make = (options: Options): MailroomClient => {
       body: data as BodyInit,
       replayable: !(data instanceof ReadableStream),
       bytes: true,
+      followRedirects: true,
       signal: options.signal,
       timeout: options.timeout
     })
@@ -443,6 +444,7 @@ export const make = (options: Options): MailroomClient => {
       headers: {},
       replayable: true,
       bytes: true,
+      followRedirects: true,
       signal: options.signal,
       timeout: options.timeout
     })

@@ -314,6 +314,23 @@ describe("through a gateway that fails on cue, in front of a real server", () =>
     assert.strictEqual((await mailroom.sent()).length, before + 1)
   })
 
+  for (const status of [301, 302, 303, 307, 308]) {
+    it(`a ${status} redirect is not followed: a send never becomes a GET, nor goes where it was not sent`, async () => {
+      const p = await gateway([{ kind: "redirect", status }])
+      const before = (await mailroom.sent()).length
+      const error = await rejection(client(p.url).emails.send(email("Redirected")))
+      assert.isTrue(MailroomApiError.isInstance(error), String(error))
+      const { status: answered, messages, isRetryable } = error as MailroomApiError
+      assert.strictEqual(answered, status)
+      assert.isFalse(isRetryable)
+      assert.deepStrictEqual(messages, [
+        `the server redirected to ${mailroom.url}/emails: set baseUrl to the address that answers (redirects are not followed)`
+      ])
+      assert.strictEqual(p.seen.length, 1)
+      assert.strictEqual((await mailroom.sent()).length, before)
+    })
+  }
+
   it("a timeout is a MailroomConnectionError and is not retried", async () => {
     const p = await gateway([{ kind: "stall" }])
     const started = Date.now()

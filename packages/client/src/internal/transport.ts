@@ -26,6 +26,12 @@ export interface Exchange {
   readonly replayable: boolean
   /** Read the success as bytes rather than JSON. */
   readonly bytes?: boolean
+  /**
+   * True for a storage URL. The server's own API never redirects, so a redirect there is a wrong
+   * `baseUrl` (an http-to-https hop): followed, fetch turns a POST into a GET after a 301, 302 or 303
+   * (a send would resolve with a page of `GET /emails`, nothing sent), and takes `x-api-key` along.
+   */
+  readonly followRedirects?: boolean
   readonly signal?: AbortSignal | undefined
   readonly timeout?: number | undefined
 }
@@ -89,13 +95,15 @@ const once = async <A>(transport: Transport, request: Exchange): Promise<Answer<
     const init: RequestInit & { duplex?: "half" } = {
       method: request.method,
       headers: request.headers,
-      signal: controller.signal
+      signal: controller.signal,
+      redirect: request.followRedirects === true ? "follow" : "manual"
     }
     if (request.body !== undefined) init.body = request.body
     // A streamed body must say so (fetch's half-duplex mode); other bodies have a known length.
     if (request.body instanceof ReadableStream) init.duplex = "half"
     // The body is read under the same timeout: an answer that stalls midway is no answer.
     const response = await transport.fetch(request.url, init)
+    if (isRedirect(response)) throw redirected(await details(response, request), response.headers.get("location"))
     if (!response.ok) throw fromDetails(await details(response, request))
     // No content (the inbox's wait that saw nothing): nothing to read.
     if (response.status === 204) return { value: undefined as A, status: 204, headers: response.headers }
@@ -162,6 +170,25 @@ const details = async (response: Response, request: Exchange): Promise<ApiErrorD
     method: request.method,
     url: request.url
   }
+}
+
+// A browser's manual redirect is opaque (status 0); elsewhere it is the 3xx itself.
+const isRedirect = (response: Response) =>
+  response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)
+
+/** The redirect as an error naming where it pointed: the origin and path only, as a query may carry a secret. */
+const redirected = (answer: ApiErrorDetails, location: string | null): MailroomApiError => {
+  let where = "another address"
+  try {
+    if (location !== null) {
+      const url = new URL(location, answer.url)
+      where = `${url.origin}${url.pathname}`
+    }
+  } catch {}
+  return new MailroomApiError({
+    ...answer,
+    messages: [`the server redirected to ${where}: set baseUrl to the address that answers (redirects are not followed)`]
+  })
 }
 
 /** Seconds from a `Retry-After` of delta-seconds or an HTTP date. */
