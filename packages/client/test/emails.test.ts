@@ -112,6 +112,29 @@ describe("emails.send against a running server", () => {
     assert.strictEqual(calls.length, 1)
   })
 
+  it("a credential or key that is no header value: a TypeError naming the header, never its value; nothing sent", async () => {
+    const { calls, fetch } = recording()
+    const cases = [
+      {
+        name: "x-api-key",
+        secret: "mr_test_acme\nmr_other",
+        send: () => client({ fetch, apiKey: "mr_test_acme\nmr_other" })
+      },
+      { name: "idempotency-key", secret: "commande-日本", send: () => client({ fetch }) }
+    ]
+    for (const { name, secret, send } of cases) {
+      const error = await rejection(
+        send().emails.send(email(), { idempotencyKey: name === "idempotency-key" ? secret : "k-1" })
+      )
+      assert.instanceOf(error, TypeError, String(error))
+      assert.isFalse(MailroomConnectionError.isInstance(error))
+      const { message, cause } = error as TypeError
+      assert.include(message, name)
+      assert.notInclude(`${message} ${String(cause)}`, secret)
+    }
+    assert.deepStrictEqual(calls, [])
+  })
+
   it("409: a ConflictError when the key was used with another request", async () => {
     const idempotencyKey = `conflict-${Date.now()}`
     await client().emails.send(email("First"), { idempotencyKey })

@@ -64,6 +64,7 @@ const backoff = (policy: RetryPolicy, retry: number) => {
 
 /** Runs the exchange, retrying what is retryable; throws a MailroomApiError or MailroomConnectionError. */
 export const exchange = async <A>(transport: Transport, request: Exchange): Promise<Answer<A>> => {
+  checkHeaders(request.headers)
   const attempts = request.replayable ? Math.max(1, transport.retry.attempts) : 1
   for (let attempt = 1; ; attempt++) {
     try {
@@ -76,6 +77,23 @@ export const exchange = async <A>(transport: Transport, request: Exchange): Prom
       // A wait longer than the caller allows is the caller's to schedule: the error says how long.
       if (asked !== undefined && asked * 1000 > transport.retry.maxDelay) throw error
       await sleep(asked === undefined ? backoff(transport.retry, attempt - 1) : asked * 1000, request.signal)
+    }
+  }
+}
+
+/**
+ * Refuses a header value fetch would refuse (a line break inside, a character beyond U+00FF) before any
+ * request: fetch's own TypeError quotes the value, which is a credential, and would be read as a network
+ * failure that may have sent.
+ */
+const checkHeaders = (headers: Readonly<Record<string, string>>) => {
+  for (const [name, value] of Object.entries(headers)) {
+    try {
+      new Headers([[name, value]])
+    } catch {
+      throw new TypeError(
+        `MailroomClient: the ${name} header's value is not valid in HTTP (a control character, or a character beyond U+00FF); nothing was sent`
+      )
     }
   }
 }
@@ -187,7 +205,9 @@ const redirected = (answer: ApiErrorDetails, location: string | null): MailroomA
   } catch {}
   return new MailroomApiError({
     ...answer,
-    messages: [`the server redirected to ${where}: set baseUrl to the address that answers (redirects are not followed)`]
+    messages: [
+      `the server redirected to ${where}: set baseUrl to the address that answers (redirects are not followed)`
+    ]
   })
 }
 
