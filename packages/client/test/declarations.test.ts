@@ -1,0 +1,65 @@
+// The client's published declarations as a project without Node's types compiles them (an edge or
+// browser backend, or any project with skipLibCheck off): they name nothing but the web's own types.
+import { execFile } from "node:child_process"
+import { cp, mkdir, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { type TempDir, tempDir } from "@mailroom/test-support"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+
+const run = promisify(execFile)
+const client = fileURLToPath(new URL("..", import.meta.url))
+const tsc = fileURLToPath(new URL("../../../node_modules/.bin/tsc", import.meta.url))
+
+/** tsc's output, or its errors when it fails. */
+const compile = async (args: ReadonlyArray<string>, cwd: string) => {
+  try {
+    return (await run(tsc, [...args], { cwd })).stdout
+  } catch (error) {
+    return (error as { readonly stdout?: string }).stdout ?? String(error)
+  }
+}
+
+describe("the client's declarations", () => {
+  let dir: TempDir
+  beforeAll(async () => {
+    dir = await tempDir("client-declarations")
+  })
+  afterAll(async () => {
+    await dir?.remove()
+  })
+
+  it("type-check without @types/node and without skipLibCheck", { timeout: 60_000 }, async () => {
+    const installed = join(dir.path, "node_modules", "@mailroom", "client")
+    await mkdir(installed, { recursive: true })
+    await cp(join(client, "package.json"), join(installed, "package.json"))
+    // Built as the package script builds them, into what a user's install would hold.
+    const build = ["-p", join(client, "tsconfig.build.json"), "--emitDeclarationOnly", "--declarationMap", "false"]
+    assert.strictEqual(await compile([...build, "--outDir", join(installed, "dist")], client), "")
+    await writeFile(
+      join(dir.path, "user.ts"),
+      [
+        'import { MailroomClient, ServiceUnavailableError, ValidationError } from "@mailroom/client"',
+        'const mailroom = MailroomClient.make({ baseUrl: "https://mail.example.com", apiKey: "mr_live" })',
+        'const sent = await mailroom.emails.send({ from: "a@acme.example", to: ["b@example.com"], subject: "Hi", body: { text: "Hi" } })',
+        "export const id: string = sent.message_id",
+        "export const unavailable = (e: unknown) => ServiceUnavailableError.isInstance(e) && e.mayHaveBeenSent",
+        "export const invalid = (e: unknown) => (ValidationError.isInstance(e) ? e.errors : [])"
+      ].join("\n")
+    )
+    const options = {
+      target: "ES2023",
+      lib: ["ES2023", "DOM"],
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      strict: true,
+      noEmit: true,
+      types: [],
+      skipLibCheck: false
+    }
+    await writeFile(join(dir.path, "package.json"), JSON.stringify({ type: "module" }))
+    await writeFile(join(dir.path, "tsconfig.json"), JSON.stringify({ compilerOptions: options, files: ["user.ts"] }))
+    assert.strictEqual(await compile(["-p", "tsconfig.json"], dir.path), "")
+  })
+})
