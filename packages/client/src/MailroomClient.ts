@@ -233,6 +233,7 @@ export interface Attachments {
   readonly delete: {
     (ref: { readonly key: string }, options?: RequestOptions): Promise<DeleteByKeyResponse>
     (ref: { readonly attachmentId: string }, options?: RequestOptions): Promise<DeleteByIdResponse>
+    (ref: AttachmentRef, options?: RequestOptions): Promise<DeleteByKeyResponse | DeleteByIdResponse>
   }
 }
 

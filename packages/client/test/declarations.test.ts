@@ -21,33 +21,27 @@ const compile = async (args: ReadonlyArray<string>, cwd: string) => {
   }
 }
 
-describe("the client's declarations", () => {
+describe("the client's declarations, as a user's project compiles them", () => {
   let dir: TempDir
+  /** tsc's errors for a user's module of these lines, each line its own; empty when it compiles. */
+  const check = async (lines: ReadonlyArray<string>) => {
+    const given = [
+      'import { MailroomClient } from "@mailroom/client"',
+      'const mailroom = MailroomClient.make({ baseUrl: "https://mail.example.com", apiKey: "mr_live" })',
+      'const message = { from: "a@acme.example", to: ["b@example.com"], subject: "Hi", body: { text: "Hi" } } as const'
+    ]
+    await writeFile(join(dir.path, "user.ts"), [...given, ...lines, "export {}"].join("\n"))
+    return compile(["-p", "tsconfig.json"], dir.path)
+  }
   beforeAll(async () => {
     dir = await tempDir("client-declarations")
-  })
-  afterAll(async () => {
-    await dir?.remove()
-  })
-
-  it("type-check without @types/node and without skipLibCheck", { timeout: 60_000 }, async () => {
     const installed = join(dir.path, "node_modules", "@mailroom", "client")
     await mkdir(installed, { recursive: true })
     await cp(join(client, "package.json"), join(installed, "package.json"))
     // Built as the package script builds them, into what a user's install would hold.
     const build = ["-p", join(client, "tsconfig.build.json"), "--emitDeclarationOnly", "--declarationMap", "false"]
     assert.strictEqual(await compile([...build, "--outDir", join(installed, "dist")], client), "")
-    await writeFile(
-      join(dir.path, "user.ts"),
-      [
-        'import { MailroomClient, ServiceUnavailableError, ValidationError } from "@mailroom/client"',
-        'const mailroom = MailroomClient.make({ baseUrl: "https://mail.example.com", apiKey: "mr_live" })',
-        'const sent = await mailroom.emails.send({ from: "a@acme.example", to: ["b@example.com"], subject: "Hi", body: { text: "Hi" } })',
-        "export const id: string = sent.message_id",
-        "export const unavailable = (e: unknown) => ServiceUnavailableError.isInstance(e) && e.mayHaveBeenSent",
-        "export const invalid = (e: unknown) => (ValidationError.isInstance(e) ? e.errors : [])"
-      ].join("\n")
-    )
+    // No Node types and no skipLibCheck, as an edge or browser backend compiles.
     const options = {
       target: "ES2023",
       lib: ["ES2023", "DOM"],
@@ -60,6 +54,32 @@ describe("the client's declarations", () => {
     }
     await writeFile(join(dir.path, "package.json"), JSON.stringify({ type: "module" }))
     await writeFile(join(dir.path, "tsconfig.json"), JSON.stringify({ compilerOptions: options, files: ["user.ts"] }))
-    assert.strictEqual(await compile(["-p", "tsconfig.json"], dir.path), "")
+  }, 60_000)
+  afterAll(async () => {
+    await dir?.remove()
+  })
+
+  it("type-check without @types/node and without skipLibCheck", async () => {
+    const lines = [
+      'import { ServiceUnavailableError, ValidationError } from "@mailroom/client"',
+      "const sent = await mailroom.emails.send(message)",
+      "export const id: string = sent.message_id",
+      "export const unavailable = (e: unknown) => ServiceUnavailableError.isInstance(e) && e.mayHaveBeenSent",
+      "export const invalid = (e: unknown) => (ValidationError.isInstance(e) ? e.errors : [])"
+    ]
+    assert.strictEqual(await check(lines), "")
+  })
+
+  it("an AttachmentRef of either kind is taken by download, read and delete", async () => {
+    const lines = [
+      "declare const ref: MailroomClient.AttachmentRef",
+      "await mailroom.attachments.download(ref)",
+      "await mailroom.attachments.read(ref)",
+      "const deleted = await mailroom.attachments.delete(ref)",
+      "export const ok: boolean = deleted.deleted",
+      'export const key: string = (await mailroom.attachments.delete({ key: "k" })).key',
+      'export const id: string = (await mailroom.attachments.delete({ attachmentId: "att_1" })).attachment_id'
+    ]
+    assert.strictEqual(await check(lines), "")
   })
 })
