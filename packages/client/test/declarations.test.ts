@@ -82,4 +82,22 @@ describe("the client's declarations, as a user's project compiles them", () => {
     ]
     assert.strictEqual(await check(lines), "")
   })
+
+  it("send refuses a field the API does not know, as sendBatch does, and types its answer by scheduled_at", async () => {
+    const lines = [
+      "// @ts-expect-error: Resend's name; the API's is scheduled_at",
+      'await mailroom.emails.send({ ...message, scheduledAt: "2030-01-01T00:00:00Z" })',
+      "// @ts-expect-error: the API's is reply_to",
+      'await mailroom.emails.send({ ...message, replyTo: ["c@example.com"] })',
+      "// @ts-expect-error: as in a batch",
+      'await mailroom.emails.sendBatch([{ ...message, replyTo: ["c@example.com"] }])',
+      'const later = await mailroom.emails.send({ ...message, scheduled_at: "2030-01-01T00:00:00Z" })',
+      'export const scheduled: "scheduled" = later.status',
+      "export const now: ReadonlyArray<string> = (await mailroom.emails.send(message)).attachments",
+      "declare const request: MailroomClient.SendEmailRequest",
+      "const either = await mailroom.emails.send(request)",
+      'export const which: string = "status" in either ? either.scheduled_at : either.subject'
+    ]
+    assert.strictEqual(await check(lines), "")
+  })
 })
