@@ -176,7 +176,16 @@ export interface Emails {
    * `POST /emails`. Resolves to the 201 body, or with `scheduled_at` the 202 one (`status: "scheduled"`);
    * rejects with a MailroomApiError or MailroomConnectionError.
    */
-  readonly send: <R extends SendEmailRequest>(request: R, options?: SendOptions) => Promise<SendResultOf<R>>
+  // Overloads, not a type parameter: TypeScript checks an object literal for unknown fields (Resend's
+  // `scheduledAt`, `replyTo`) only against a type it is not inferring.
+  readonly send: {
+    (
+      request: SendEmailRequest & { readonly scheduled_at: string },
+      options?: SendOptions
+    ): Promise<ScheduledEmailResult>
+    (request: SendEmailRequest & { readonly scheduled_at?: undefined }, options?: SendOptions): Promise<SendEmailResult>
+    (request: SendEmailRequest, options?: SendOptions): Promise<SendEmailResult | ScheduledEmailResult>
+  }
   /**
    * `POST /emails/batch`: 1 to 100 requests, each sent (or scheduled) on its own. Resolves to each item's
    * outcome by index, also when none was accepted; one Idempotency-Key covers the batch and its retries.
@@ -233,6 +242,7 @@ export interface Attachments {
   readonly delete: {
     (ref: { readonly key: string }, options?: RequestOptions): Promise<DeleteByKeyResponse>
     (ref: { readonly attachmentId: string }, options?: RequestOptions): Promise<DeleteByIdResponse>
+    (ref: AttachmentRef, options?: RequestOptions): Promise<DeleteByKeyResponse | DeleteByIdResponse>
   }
 }
 
@@ -408,6 +418,7 @@ export const make = (options: Options): MailroomClient => {
       body: data as BodyInit,
       replayable: !(data instanceof ReadableStream),
       bytes: true,
+      followRedirects: true,
       signal: options.signal,
       timeout: options.timeout
     })
@@ -443,6 +454,7 @@ export const make = (options: Options): MailroomClient => {
       headers: {},
       replayable: true,
       bytes: true,
+      followRedirects: true,
       signal: options.signal,
       timeout: options.timeout
     })

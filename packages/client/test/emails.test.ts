@@ -112,6 +112,29 @@ describe("emails.send against a running server", () => {
     assert.strictEqual(calls.length, 1)
   })
 
+  it("a credential or key that is no header value: a TypeError naming the header, never its value; nothing sent", async () => {
+    const { calls, fetch } = recording()
+    const cases = [
+      {
+        name: "x-api-key",
+        secret: "mr_test_acme\nmr_other",
+        send: () => client({ fetch, apiKey: "mr_test_acme\nmr_other" })
+      },
+      { name: "idempotency-key", secret: "commande-日本", send: () => client({ fetch }) }
+    ]
+    for (const { name, secret, send } of cases) {
+      const error = await rejection(
+        send().emails.send(email(), { idempotencyKey: name === "idempotency-key" ? secret : "k-1" })
+      )
+      assert.instanceOf(error, TypeError, String(error))
+      assert.isFalse(MailroomConnectionError.isInstance(error))
+      const { message, cause } = error as TypeError
+      assert.include(message, name)
+      assert.notInclude(`${message} ${String(cause)}`, secret)
+    }
+    assert.deepStrictEqual(calls, [])
+  })
+
   it("409: a ConflictError when the key was used with another request", async () => {
     const idempotencyKey = `conflict-${Date.now()}`
     await client().emails.send(email("First"), { idempotencyKey })
@@ -313,6 +336,23 @@ describe("through a gateway that fails on cue, in front of a real server", () =>
     assert.strictEqual(p.seen.length, 1)
     assert.strictEqual((await mailroom.sent()).length, before + 1)
   })
+
+  for (const status of [301, 302, 303, 307, 308]) {
+    it(`a ${status} redirect is not followed: a send never becomes a GET, nor goes where it was not sent`, async () => {
+      const p = await gateway([{ kind: "redirect", status }])
+      const before = (await mailroom.sent()).length
+      const error = await rejection(client(p.url).emails.send(email("Redirected")))
+      assert.isTrue(MailroomApiError.isInstance(error), String(error))
+      const { status: answered, messages, isRetryable } = error as MailroomApiError
+      assert.strictEqual(answered, status)
+      assert.isFalse(isRetryable)
+      assert.deepStrictEqual(messages, [
+        `the server redirected to ${mailroom.url}/emails: set baseUrl to the address that answers (redirects are not followed)`
+      ])
+      assert.strictEqual(p.seen.length, 1)
+      assert.strictEqual((await mailroom.sent()).length, before)
+    })
+  }
 
   it("a timeout is a MailroomConnectionError and is not retried", async () => {
     const p = await gateway([{ kind: "stall" }])

@@ -26,6 +26,12 @@ export interface Exchange {
   readonly replayable: boolean
   /** Read the success as bytes rather than JSON. */
   readonly bytes?: boolean
+  /**
+   * True for a storage URL. The server's own API never redirects, so a redirect there is a wrong
+   * `baseUrl` (an http-to-https hop): followed, fetch turns a POST into a GET after a 301, 302 or 303
+   * (a send would resolve with a page of `GET /emails`, nothing sent), and takes `x-api-key` along.
+   */
+  readonly followRedirects?: boolean
   readonly signal?: AbortSignal | undefined
   readonly timeout?: number | undefined
 }
@@ -58,6 +64,7 @@ const backoff = (policy: RetryPolicy, retry: number) => {
 
 /** Runs the exchange, retrying what is retryable; throws a MailroomApiError or MailroomConnectionError. */
 export const exchange = async <A>(transport: Transport, request: Exchange): Promise<Answer<A>> => {
+  checkHeaders(request.headers)
   const attempts = request.replayable ? Math.max(1, transport.retry.attempts) : 1
   for (let attempt = 1; ; attempt++) {
     try {
@@ -70,6 +77,23 @@ export const exchange = async <A>(transport: Transport, request: Exchange): Prom
       // A wait longer than the caller allows is the caller's to schedule: the error says how long.
       if (asked !== undefined && asked * 1000 > transport.retry.maxDelay) throw error
       await sleep(asked === undefined ? backoff(transport.retry, attempt - 1) : asked * 1000, request.signal)
+    }
+  }
+}
+
+/**
+ * Refuses a header value fetch would refuse (a line break inside, a character beyond U+00FF) before any
+ * request: fetch's own TypeError quotes the value, which is a credential, and would be read as a network
+ * failure that may have sent.
+ */
+const checkHeaders = (headers: Readonly<Record<string, string>>) => {
+  for (const [name, value] of Object.entries(headers)) {
+    try {
+      new Headers([[name, value]])
+    } catch {
+      throw new TypeError(
+        `MailroomClient: the ${name} header's value is not valid in HTTP (a control character, or a character beyond U+00FF); nothing was sent`
+      )
     }
   }
 }
@@ -89,13 +113,15 @@ const once = async <A>(transport: Transport, request: Exchange): Promise<Answer<
     const init: RequestInit & { duplex?: "half" } = {
       method: request.method,
       headers: request.headers,
-      signal: controller.signal
+      signal: controller.signal,
+      redirect: request.followRedirects === true ? "follow" : "manual"
     }
     if (request.body !== undefined) init.body = request.body
     // A streamed body must say so (fetch's half-duplex mode); other bodies have a known length.
     if (request.body instanceof ReadableStream) init.duplex = "half"
     // The body is read under the same timeout: an answer that stalls midway is no answer.
     const response = await transport.fetch(request.url, init)
+    if (isRedirect(response)) throw redirected(await details(response, request), response.headers.get("location"))
     if (!response.ok) throw fromDetails(await details(response, request))
     // No content (the inbox's wait that saw nothing): nothing to read.
     if (response.status === 204) return { value: undefined as A, status: 204, headers: response.headers }
@@ -162,6 +188,27 @@ const details = async (response: Response, request: Exchange): Promise<ApiErrorD
     method: request.method,
     url: request.url
   }
+}
+
+// A browser's manual redirect is opaque (status 0); elsewhere it is the 3xx itself.
+const isRedirect = (response: Response) =>
+  response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)
+
+/** The redirect as an error naming where it pointed: the origin and path only, as a query may carry a secret. */
+const redirected = (answer: ApiErrorDetails, location: string | null): MailroomApiError => {
+  let where = "another address"
+  try {
+    if (location !== null) {
+      const url = new URL(location, answer.url)
+      where = `${url.origin}${url.pathname}`
+    }
+  } catch {}
+  return new MailroomApiError({
+    ...answer,
+    messages: [
+      `the server redirected to ${where}: set baseUrl to the address that answers (redirects are not followed)`
+    ]
+  })
 }
 
 /** Seconds from a `Retry-After` of delta-seconds or an HTTP date. */

@@ -19,6 +19,8 @@ export type Fault =
   | { readonly kind: "forward-then-drop" }
   /** Never answer. */
   | { readonly kind: "stall" }
+  /** Answer a redirect to the same path on the real server, as an http-to-https redirect would. */
+  | { readonly kind: "redirect"; readonly status: number }
 
 export interface Seen {
   readonly method: string
@@ -67,6 +69,10 @@ export const startGateway = async (target: string, plan: (seen: Seen, n: number)
         return reply(res, fault.status, fault.headers ?? {}, fault.body)
       case "stall":
         stalled.add(res)
+        return
+      case "redirect":
+        res.writeHead(fault.status, { location: `${target}${req.url}` })
+        res.end()
         return
       case "forward-then-answer":
         await (await forward(req, body)).arrayBuffer()
