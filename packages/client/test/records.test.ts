@@ -133,6 +133,22 @@ describe("records and suppressions against a running server", () => {
     assert.deepStrictEqual((invalid as ValidationError).errors, ["email: must be a valid email address"])
   })
 
+  it("an id of . or .. (which a URL resolves away, to another route) is a TypeError, never sent", async () => {
+    for (const id of [".", "..", ""]) {
+      for (const call of [
+        () => client.emails.get(id),
+        () => client.emails.cancel(id),
+        () => client.emails.reschedule(id, "2030-01-01T00:00:00Z"),
+        () => client.suppressions.remove(id),
+        () => client.testing.getEmail(id)
+      ]) {
+        const error = await rejection(call())
+        assert.instanceOf(error, TypeError, `${JSON.stringify(id)}: ${String(error)}`)
+        assert.include(String(error), `${JSON.stringify(id)} is not`)
+      }
+    }
+  })
+
   it("needs an apiKey, and says so before any request", async () => {
     const tokenOnly = MailroomClient.make({ baseUrl: mailroom.url, accessToken: acme.accessToken })
     const error = await rejection(tokenOnly.emails.listPage())

@@ -1,6 +1,7 @@
 // The client's reads of message records, its calls on a scheduled message and on the suppression list:
 // one request each, and the lists as async iterators that fetch the next page only when the loop asks.
 import type { Emails, RequestOptions, Suppressions } from "../MailroomClient.js"
+import { segment } from "./segment.js"
 import type { Answer } from "./transport.js"
 import type * as Wire from "./wire.js"
 
@@ -47,7 +48,7 @@ export const make = ({ baseUrl, call, withApiKey }: Dependencies) => {
   const one = async (method: string, url: string, what: string, options: RequestOptions, body?: unknown) =>
     (await call<never>(method, url, withApiKey(what), body, options)).value
   const get = (url: string, what: string, options: RequestOptions) => one("GET", url, what, options)
-  const emailUrl = (id: string) => `${baseUrl}/emails/${encodeURIComponent(id)}`
+  const emailUrl = (id: string, what: string) => `${baseUrl}/emails/${segment(id, what)}`
 
   const emailsPage: Emails["listPage"] = (query = {}, options = {}) =>
     get(`${baseUrl}/emails${queryOf(query)}`, "emails.list", options)
@@ -56,11 +57,13 @@ export const make = ({ baseUrl, call, withApiKey }: Dependencies) => {
     get(`${baseUrl}/suppressions${queryOf(query)}`, "suppressions.list", options)
 
   const emails: Omit<Emails, "send" | "sendBatch"> = {
-    get: (id, options = {}) => get(emailUrl(id), "emails.get", options),
-    cancel: (id, options = {}) => one("POST", `${emailUrl(id)}/cancel`, "emails.cancel", options),
+    // async: a refused id (`segment`) rejects the promise, as every other problem does.
+    get: async (id, options = {}) => get(emailUrl(id, "emails.get"), "emails.get", options),
+    cancel: async (id, options = {}) =>
+      one("POST", `${emailUrl(id, "emails.cancel")}/cancel`, "emails.cancel", options),
     // A Date is sent as JSON writes it: its toISOString().
-    reschedule: (id, at, options = {}) =>
-      one("PATCH", emailUrl(id), "emails.reschedule", options, { scheduled_at: at }),
+    reschedule: async (id, at, options = {}) =>
+      one("PATCH", emailUrl(id, "emails.reschedule"), "emails.reschedule", options, { scheduled_at: at }),
     list: (query = {}, options = {}) => pagesFrom((q) => emailsPage(q, options), query),
     listPage: emailsPage
   }
@@ -75,7 +78,7 @@ export const make = ({ baseUrl, call, withApiKey }: Dependencies) => {
       (
         await call<Wire.UnsuppressResponse>(
           "DELETE",
-          `${baseUrl}/suppressions/${encodeURIComponent(email)}`,
+          `${baseUrl}/suppressions/${segment(email, "suppressions.remove")}`,
           withApiKey("suppressions.remove"),
           undefined,
           options

@@ -2,6 +2,7 @@
 // (`/_mailroom/outbox/api/`), which answers on loopback or with the viewer token.
 import { EmailNotReceivedError } from "../EmailNotReceivedError.js"
 import type { AwaitEmailOptions, RequestOptions, Testing } from "../MailroomClient.js"
+import { segment } from "./segment.js"
 import type { Answer } from "./transport.js"
 import type * as Wire from "./wire.js"
 
@@ -33,7 +34,7 @@ export const make = ({ baseUrl, viewerToken, get, send }: Dependencies): Testing
     since === undefined ? madeAt.toISOString() : new Date(since).toISOString()
 
   const getEmail = async (id: string, options: RequestOptions = {}) =>
-    (await get<Wire.InboxMessage>(`${api}/messages/${encodeURIComponent(id)}`, headers, options)).value
+    (await get<Wire.InboxMessage>(`${api}/messages/${segment(id, "testing.getEmail")}`, headers, options)).value
 
   const emailsTo: Testing["emailsTo"] = async (address, options = {}) => {
     const found: Array<Wire.InboxMessageSummary> = []
