@@ -12,7 +12,11 @@ const parse = (cursor: string, length: number): ReadonlyArray<string> | undefine
   if (!/^[A-Za-z0-9_-]{1,2048}$/.test(cursor)) return undefined
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
-    return Array.isArray(key) && key.length === length && key.every((part) => typeof part === "string")
+    // Every key this API writes is printable: a control character (a NUL, which PostgreSQL refuses in
+    // text) marks a crafted cursor, refused here rather than failing the query as an outage.
+    return Array.isArray(key) &&
+      key.length === length &&
+      key.every((part) => typeof part === "string" && !/[\u0000-\u001f\u007f]/.test(part))
       ? (key as ReadonlyArray<string>)
       : undefined
   } catch {

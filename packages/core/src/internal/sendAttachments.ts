@@ -47,6 +47,16 @@ const utf8Length = (s: string | undefined) => (s === undefined ? 0 : Buffer.byte
 const contentOf = (content: Uint8Array | string): Uint8Array =>
   typeof content === "string" ? encoder.encode(content) : content
 
+/**
+ * A multipart type makes a MIME composer (nodemailer's) write the file as a container of parts, which
+ * mail clients read as an empty one: the file is lost, and its boundary is the caller's to choose.
+ */
+const isContainer = (contentType: string) => /^\s*multipart\//i.test(contentType)
+
+/** The type a stored file is sent with when the send names none: never a container (`isContainer`). */
+export const storedType = (contentType: string) =>
+  contentType === "" || isContainer(contentType) ? "application/octet-stream" : contentType
+
 const notUploaded = (i: number) => `attachments[${i}].key: no file has been uploaded under this key`
 const tooLarge = (size: number, max: number) =>
   `attachments: the message is ${size} bytes with attachments base64-encoded; the provider accepts at most ${max}`
@@ -82,6 +92,11 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
       ].find((e) => forbiddenExtensions.has(e))
       if (extension !== undefined) {
         errors.push(`attachments[${i}].filename: .${extension} files are not accepted by the provider`)
+      }
+      if (a.content_type !== undefined && isContainer(a.content_type)) {
+        errors.push(
+          `attachments[${i}].content_type: ${a.content_type} is a container of parts, not a file's type; give the file's own type, or application/octet-stream`
+        )
       }
       if (owned[i]) return
       // Under the caller's own prefix, the key's shape is wrong: saying so reveals nothing of another organisation.
@@ -222,7 +237,7 @@ export const make = (options: { readonly store: ObjectStore; readonly limits: Li
         return {
           // The rule presign names keys with: one segment, no control or bidi characters, bounded.
           filename: sanitizeFilename(a?.filename ?? ""),
-          contentType: a?.content_type ?? (loaded.info.contentType || "application/octet-stream"),
+          contentType: a?.content_type ?? storedType(loaded.info.contentType),
           content: loaded.content,
           ...(a?.content_id === undefined ? {} : { contentId: a.content_id })
         }

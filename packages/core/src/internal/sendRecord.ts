@@ -8,6 +8,7 @@ import type { ProviderError } from "../ProviderError.js"
 import type { InProcessSendRequest } from "../Wire.js"
 import { normalizeAddress } from "./address.js"
 import { sanitizeFilename } from "./filename.js"
+import { storedType } from "./sendAttachments.js"
 
 type Request = InProcessSendRequest
 
@@ -63,7 +64,7 @@ export const storedAttachment = (
   info: ObjectInfo | undefined
 ): AttachmentFacts => ({
   filename: sanitizeFilename(a.filename),
-  contentType: a.content_type ?? (info?.contentType || "application/octet-stream"),
+  contentType: a.content_type ?? storedType(info?.contentType ?? ""),
   size: info?.size ?? 0,
   ...(a.content_id === undefined ? {} : { contentId: a.content_id })
 })

@@ -106,6 +106,9 @@ export const SuppressionsSuite = (name: string, options: SuppressionsSuiteOption
           ])
           const error = yield* Effect.flip(list({ limit: 5, cursor: "nope" }))
           assert.isTrue(isValidationError(error))
+          // A NUL, which PostgreSQL refuses in text: a bad cursor, never an outage.
+          const crafted = Buffer.from(JSON.stringify(["\u0000", "\u0000"])).toString("base64url")
+          assert.isTrue(isValidationError(yield* Effect.flip(list({ limit: 5, cursor: crafted }))))
         })
       )
     })
