@@ -245,6 +245,17 @@ describe("the inbox API", () => {
     })
     const forged = await fetch(`${inbox}/messages`, { method: "DELETE", headers: { "sec-fetch-site": "cross-site" } })
     assert.strictEqual(forged.status, 403)
+    // A browser that sends no Sec-Fetch-Site still names the page's origin: another one is refused too.
+    const id = await send({ to: ["kept@example.com"] })
+    const fromElsewhere = await fetch(`${inbox}/messages/${id}`, {
+      method: "DELETE",
+      headers: { origin: "http://evil.example" }
+    })
+    assert.strictEqual(fromElsewhere.status, 403)
+    assert.strictEqual((await get(`/messages/${id}`)).status, 200, "the message is still there")
+    const own = new URL(inbox).origin
+    const fromViewer = await fetch(`${inbox}/messages/${id}`, { method: "DELETE", headers: { origin: own } })
+    assert.strictEqual(fromViewer.status, 200)
   })
 })
 

@@ -40,9 +40,12 @@ export const summary = (row: Row): Schema.Summary => ({
 const unfold = (line: string) => line.replace(/\r?\n[ \t]+/g, " ")
 
 /** A change from a browser must come from the viewer's own origin; tests and curl send no Sec-Fetch-Site. */
+// As the viewer's own check: Sec-Fetch-Site where the browser sends it, else the page's Origin.
 const crossSite = (req: IncomingMessage) => {
   const site = req.headers["sec-fetch-site"]
-  return site !== undefined && site !== "same-origin" && site !== "none"
+  if (site !== undefined && site !== "same-origin" && site !== "none") return true
+  const origin = req.headers.origin
+  return origin !== undefined && origin !== `http://${req.headers.host}` && origin !== `https://${req.headers.host}`
 }
 
 const body = (req: IncomingMessage, limit: number) =>
