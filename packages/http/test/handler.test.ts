@@ -458,11 +458,15 @@ for (const [transport, start] of Object.entries(transports)) {
             message: error
           }
         )
+        // A read, a change of a scheduled message, a batch: {error} alone, nothing said of sending.
+        expectJson(await call("GET", "/emails", { headers: apiKey() }), 503, { error })
+        expectJson(await call("GET", "/suppressions", { headers: apiKey() }), 503, { error })
+        expectJson(await call("POST", "/emails/batch", { headers: apiKey(), body: [message] }), 503, { error })
         assert.strictEqual(world.provider.sent.length, sent)
         // Each 503 logs its cause once, as a 503 (no stack of a 500).
         assert.deepStrictEqual(
           world.control.logged.map((line) => line.replace(/ on [A-Z]+ \S+:/, " on <route>:")),
-          Array(6).fill(`[mailroom] 503 on <route>: ${error}`)
+          Array(9).fill(`[mailroom] 503 on <route>: ${error}`)
         )
         // Back up: the same key works again.
         world.control.organizationsDown = false

@@ -36,19 +36,20 @@ const bounded = (messages: ReadonlyArray<string>) =>
 
 /**
  * An error in the operation's own shape: one message per problem where the shape allows a list. A
- * 503 to a send also says, as `may_have_been_sent`, whether the provider may have the message.
+ * 503 to a send (`mayHaveBeenSent` given, the send's route only) also says, as `may_have_been_sent`,
+ * whether the provider may have the message; the other routes of the variant answer `{error}`.
  */
 export const failure = (
   variant: Variant,
   status: number,
   all: ReadonlyArray<string>,
   headers: Record<string, string> = {},
-  mayHaveBeenSent = false
+  mayHaveBeenSent?: boolean
 ): Outgoing => {
   const messages = bounded(all)
   if (variant === "emails" && status === 400) return json(status, { errors: messages }, headers)
   const message = messages.join("; ")
-  if (variant === "emails" && status === 503) {
+  if (variant === "emails" && status === 503 && mayHaveBeenSent !== undefined) {
     return json(status, { error: message, may_have_been_sent: mayHaveBeenSent }, headers)
   }
   const messageShape =

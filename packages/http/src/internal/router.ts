@@ -355,7 +355,9 @@ export const make = (runPromiseExit: Runner, options: Options = {}) => {
       const { status, messages, headers, mayHaveBeenSent } = described
       // A 5xx's answer says little on purpose; whoever runs the service needs the adapter's own words.
       if (status >= 500) logError(`[mailroom] ${status} on ${request.method} ${template}: ${causeOf(error)}`)
-      return failure(route.variant, status, messages, headers, mayHaveBeenSent)
+      // Only a send's 503 says whether the provider may have the message: a read's would mean nothing.
+      const isSend = route.method === "POST" && template === `${basePath}/emails`
+      return failure(route.variant, status, messages, headers, isSend ? (mayHaveBeenSent ?? false) : undefined)
     }
     logError(`[mailroom] 500 on ${request.method} ${template}\n${Cause.pretty(exit.cause)}`)
     return internal(route.variant)
