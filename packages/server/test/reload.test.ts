@@ -79,6 +79,7 @@ describe("SIGHUP", () => {
       /organizations\[1\]\.apiKeys\[0\]: is already configured/
     )
     assert.strictEqual(server.output().stderr.split(notKept).length, 3)
+    assert.include(server.output().stderr, `${notKept}\n${path} is not a valid mailroom config:\n  - organizations[1]`)
     assert.strictEqual(await send("mr_test_new"), 201)
     assert.strictEqual(await send("mr_test_third"), 401)
 

@@ -12,7 +12,7 @@ const fromFile = (config: Config) => {
   try {
     return Organizations.makeStatic({ serviceDomain: config.serviceDomain, organizations: config.organizations })
   } catch (cause) {
-    throw new ServerConfigError({ source: "config", problems: [(cause as Error).message] })
+    throw new ServerConfigError({ source: config.source ?? "config", problems: [(cause as Error).message] })
   }
 }
 
@@ -47,7 +47,7 @@ export const make = (config: Config, sql: SqlConnections) => {
   const reload = (next: Config): ReadonlyArray<string> => {
     if (source.kind !== "config" || next.organizationsSource.kind !== "config") {
       throw new ServerConfigError({
-        source: "config",
+        source: next.source ?? "config",
         problems: [
           "organizations: only organisations listed in the config file are reloaded; restart to change their source"
         ]
