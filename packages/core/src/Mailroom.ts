@@ -12,7 +12,7 @@ import * as IdempotencyStore from "./IdempotencyStore.js"
 import type * as MailEvent from "./MailEvent.js"
 import * as MailEvents from "./MailEvents.js"
 import * as Mailer from "./Mailer.js"
-import { type NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
+import { type NotFound, Unauthorized, Unavailable } from "./MailroomError.js"
 import * as MessageLog from "./MessageLog.js"
 import * as Messages from "./Messages.js"
 import type { ObjectStore } from "./ObjectStore.js"
@@ -199,7 +199,11 @@ export interface Client {
    * start-up. Calls made earlier wait for it.
    */
   readonly ready: Promise<void>
-  /** Releases what the layers hold (clients, connections). */
+  /**
+   * Waits for the calls already running (a send waiting on its provider answers as it ends), then
+   * releases what the layers hold (clients, connections). Calls made from then on reject with
+   * `Unavailable`, nothing done. To bound the wait, abort `mailer.shutdown`.
+   */
   readonly dispose: () => Promise<void>
 }
 
@@ -231,13 +235,39 @@ const principal = (
             : organizations.authenticate({ kind: "accessToken", value: caller.accessToken })
   )
 
+/**
+ * The calls running on a runtime. Disposing a `ManagedRuntime` interrupts every fiber it started, so a
+ * send in flight would end with neither its answer nor a typed error: `drain` waits for them instead.
+ */
+const inFlight = () => {
+  const running = new Set<Promise<unknown>>()
+  let closing = false
+  return {
+    isClosing: () => closing,
+    track: <A>(promise: Promise<A>): Promise<A> => {
+      running.add(promise)
+      const forget = () => running.delete(promise)
+      promise.then(forget, forget)
+      return promise
+    },
+    drain: async () => {
+      closing = true
+      while (running.size > 0) await Promise.allSettled(running)
+    }
+  }
+}
+
+/** What a call made once `dispose` was called rejects with. */
+const disposing = () => new Unavailable({ message: "mailroom is shutting down (dispose was called); nothing was done" })
+
 /** Why building the layers failed, as one line that names the setting (a ConfigError names the variable). */
 const startupError = (cause: unknown): Error =>
   new Error(`mailroom could not start: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
 
 /**
  * A Promise client. Each method rejects with the typed error of the operation (ValidationError,
- * NotFound, ProviderError...), which `isMailroomError` and `isProviderError` recognise. The layers are
+ * NotFound, ProviderError, ObjectStoreError...), which `isMailroomError`, `isProviderError` and
+ * `isObjectStoreError` recognise. The layers are
  * built at once: see `ready`.
  */
 export const make = <E = never>(options: Options<E>): Client => {
@@ -248,6 +278,9 @@ export const make = <E = never>(options: Options<E>): Client => {
     () => undefined,
     (cause: unknown) => Promise.reject(startupError(cause))
   )
+  const calls = inFlight()
+  const run = <A>(effect: Effect.Effect<A, unknown, Services>): Promise<A> =>
+    calls.isClosing() ? Promise.reject(disposing()) : calls.track(runtime.runPromise(effect))
   /** Splits `(caller, ...rest)` from `(...rest)`, then runs `f` for the caller's organisation. */
   const as =
     <Rest extends Array<unknown>, A>(
@@ -255,7 +288,7 @@ export const make = <E = never>(options: Options<E>): Client => {
     ): ((...args: Array<unknown>) => Promise<A>) =>
     (...args) => {
       const [caller, rest] = isCaller(args[0]) ? [args[0], args.slice(1)] : [undefined, args]
-      return runtime.runPromise(Effect.flatMap(principal(caller), (p) => f(p, ...(rest as Rest))))
+      return run(Effect.flatMap(principal(caller), (p) => f(p, ...(rest as Rest))))
     }
   return {
     // The answer's type follows the request's, as `Mailer.sendInProcess`'s does.
@@ -297,8 +330,8 @@ export const make = <E = never>(options: Options<E>): Client => {
       Effect.flatMap(Messages.Messages, (m) => m.listSuppressions(p, query ?? {}))
     ),
     onEvent: async (listener, subscribeOptions) => {
-      const scope = await runtime.runPromise(Scope.make())
-      await runtime.runPromise(
+      const scope = await run(Scope.make())
+      await run(
         Effect.gen(function* () {
           const events = yield* MailEvents.MailEvents
           const stream = yield* events.subscribe(subscribeOptions).pipe(Scope.provide(scope))
@@ -311,9 +344,13 @@ export const make = <E = never>(options: Options<E>): Client => {
           ).pipe(Effect.forkIn(scope))
         })
       )
-      return () => runtime.runPromise(Scope.close(scope, Exit.void))
+      // Closing the scope needs no service: it works before and after dispose alike.
+      return () => Effect.runPromise(Scope.close(scope, Exit.void))
     },
     ready,
-    dispose: () => runtime.dispose()
+    dispose: async () => {
+      await calls.drain()
+      await runtime.dispose()
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { rejection } from "@mailroom/test-support"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { afterAll, assert, describe, it } from "vitest"
 import { EmailProvider, Mailroom, MailroomError, ObjectStore, Organizations, ProviderError } from "../src/index.js"
 
@@ -181,5 +181,60 @@ describe("Mailroom.make: records and suppressions", () => {
     })
     const { response } = await records.send(acme, { ...message("y"), to: ["eve@example.com"] })
     assert.strictEqual((await records.getEmail(acme, response.message_id)).status, "delivered")
+  })
+})
+
+describe("Mailroom.make: dispose during a send", () => {
+  it("waits for the send to answer before releasing the layers; a call made meanwhile is Unavailable", async () => {
+    const memory = EmailProvider.makeMemory()
+    const order: Array<string> = []
+    let called = () => {}
+    const reached = new Promise<void>((resolve) => {
+      called = resolve
+    })
+    let answer = () => {}
+    const gate = new Promise<void>((resolve) => {
+      answer = resolve
+    })
+    // A provider that holds each message until the test lets it answer, and says when it is released.
+    const slow = Layer.effect(
+      EmailProvider.EmailProvider,
+      Effect.as(
+        Effect.addFinalizer(() => Effect.sync(() => order.push("released"))),
+        EmailProvider.EmailProvider.of({
+          ...memory,
+          send: (email) =>
+            Effect.andThen(
+              Effect.promise(() => {
+                called()
+                return gate
+              }),
+              memory.send(email)
+            )
+        })
+      )
+    )
+    const client = Mailroom.make({
+      provider: slow,
+      store: ObjectStore.layerMemory(),
+      organizations: Organizations.single({ domains: ["app.example"] })
+    })
+    const request = { from: "a@app.example", to: ["b@example.com"], subject: "Hi", body: { text: "x" } }
+    const sending = client.send(request).then(({ response }) => {
+      order.push("answered")
+      return response
+    })
+    await reached
+    const disposed = client.dispose()
+    const late = await rejection(client.send(request))
+    assert.isTrue(MailroomError.isMailroomError(late))
+    assert.strictEqual((late as MailroomError.MailroomError)._tag, "Unavailable")
+    assert.match((late as Error).message, /shutting down.*nothing was done/)
+    answer()
+    const response = await sending
+    await disposed
+    assert.strictEqual(response.message_id, memory.sent[0]?.messageId)
+    assert.strictEqual(memory.sent.length, 1, "the call made during dispose sent nothing")
+    assert.deepStrictEqual(order, ["answered", "released"])
   })
 })

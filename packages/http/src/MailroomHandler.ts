@@ -2,6 +2,7 @@
 // Express, Fastify's raw mode — and `web` for (Request) => Response runtimes (Hono, Next.js, Bun, Deno).
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline, Readable } from "node:stream"
+import { MailroomError } from "@mailroom/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -233,7 +234,11 @@ export interface Started extends Handlers {
    * arrive earlier wait for it.
    */
   readonly ready: Promise<void>
-  /** Releases the layer (clients, connections). */
+  /**
+   * Waits for the requests already running (a send waiting on its provider is answered as it ends),
+   * then releases the layer (clients, connections). Requests from then on are answered 503, nothing
+   * done. To bound the wait, abort the `mailer.shutdown` signal given to `Mailroom.layer`.
+   */
   readonly dispose: () => Promise<void>
 }
 
@@ -244,6 +249,10 @@ const startupError = (cause: unknown): Error => {
   return new Error(`mailroom could not start: ${message}`, { cause: squashed })
 }
 
+/** What a request that arrives once `dispose` was called is answered with: a 503, nothing done. */
+const shuttingDown = () =>
+  new MailroomError.Unavailable({ message: "mailroom is shutting down (dispose was called); nothing was done" })
+
 /** Both handlers over a layer, for code outside Effect; the layer is built at once (see `ready`). */
 export const fromLayer = <E>(layer: Layer.Layer<Services, E>, options: Options = {}): Started => {
   const runtime = ManagedRuntime.make(layer)
@@ -253,12 +262,27 @@ export const fromLayer = <E>(layer: Layer.Layer<Services, E>, options: Options =
     () => undefined,
     (cause: unknown) => Promise.reject(startupError(cause))
   )
-  const handle = Router.make((effect) => runtime.runPromiseExit(effect), options)
+  // Disposing a ManagedRuntime interrupts every fiber it started: a send in flight would be answered
+  // 500, though the provider may have the message. So dispose waits for the requests running.
+  const running = new Set<Promise<unknown>>()
+  let closing = false
+  const run: Router.Runner = (effect) => {
+    if (closing) return Promise.resolve(Exit.fail(shuttingDown()))
+    const exit = runtime.runPromiseExit(effect)
+    running.add(exit)
+    void exit.finally(() => running.delete(exit))
+    return exit
+  }
+  const handle = Router.make(run, options)
   const started = {
     node: nodeHandler(handle, options),
     web: webHandler(handle),
     ready,
-    dispose: () => runtime.dispose()
+    dispose: async () => {
+      closing = true
+      while (running.size > 0) await Promise.allSettled(running)
+      await runtime.dispose()
+    }
   }
   return Mounted.register(started, (mount) => nodeHandler(handle, options, trimMount(mount)))
 }

@@ -79,3 +79,66 @@ it("the HTTP API refuses attachment content with the 400 it always gave: files g
     await mailroom.dispose()
   }
 })
+
+it("dispose during a send waits for its answer, releases the layer after; a request meanwhile is a 503", async () => {
+  const memory = EmailProvider.makeMemory()
+  const order: Array<string> = []
+  let called = () => {}
+  const reached = new Promise<void>((resolve) => {
+    called = resolve
+  })
+  let answer = () => {}
+  const gate = new Promise<void>((resolve) => {
+    answer = resolve
+  })
+  // A provider that holds each message until the test lets it answer, and says when it is released.
+  const slow = Layer.effect(
+    EmailProvider.EmailProvider,
+    Effect.as(
+      Effect.addFinalizer(() => Effect.sync(() => order.push("released"))),
+      EmailProvider.EmailProvider.of({
+        ...memory,
+        send: (email) =>
+          Effect.andThen(
+            Effect.promise(() => {
+              called()
+              return gate
+            }),
+            Effect.tap(memory.send(email), () => Effect.sync(() => order.push("sent")))
+          )
+      })
+    )
+  )
+  const organizations = Organizations.single({ domains: ["app.example"], apiKeys: ["k_app"] })
+  const mailroom = MailroomHandler.fromLayer(
+    Mailroom.layer({ provider: slow, store: ObjectStore.layerMemory(), organizations }),
+    { logError: () => {} }
+  )
+  const server = createServer(mailroom.node)
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const post = () =>
+    fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/emails`, {
+      method: "POST",
+      headers: { "x-api-key": "k_app", "content-type": "application/json" },
+      body: JSON.stringify({ from: "a@app.example", to: ["b@example.com"], subject: "Hi", body: { text: "Hi" } })
+    })
+  try {
+    const first = post().then(async (r) => [r.status, await r.json()] as const)
+    await reached
+    const disposed = mailroom.dispose()
+    const late = await post()
+    assert.deepStrictEqual(
+      [late.status, await late.json()],
+      [503, { error: "mailroom is shutting down (dispose was called); nothing was done", may_have_been_sent: false }]
+    )
+    answer()
+    const [status, body] = await first
+    await disposed
+    assert.deepStrictEqual([status, body.message_id], [201, memory.sent[0]?.messageId])
+    assert.strictEqual(memory.sent.length, 1, "the request made during dispose sent nothing")
+    assert.deepStrictEqual(order, ["sent", "released"])
+  } finally {
+    server.closeAllConnections()
+    server.close()
+  }
+})
