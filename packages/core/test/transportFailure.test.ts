@@ -72,6 +72,16 @@ describe("real failures, through fetch and node:http", () => {
     }
   })
 
+  it("a port fetch refuses to use (the Fetch standard's bad ports, 6000 among them): never sent", async () => {
+    // fetch refuses before it connects, whether anything listens there or not.
+    const error = await fetchFailure("http://127.0.0.1:6000/")
+    assert.deepStrictEqual(verdict(error), { possiblySent: false, kind: "blockedPort" })
+    assert.strictEqual(
+      Adapter.transportFailure(error).description,
+      "fetch refuses to connect to this port (one the Fetch standard blocks)"
+    )
+  })
+
   it("a host name that does not resolve: never sent", async () => {
     for (const error of [
       await fetchFailure(`http://${unresolvableHost}/`),

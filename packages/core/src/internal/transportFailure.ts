@@ -4,10 +4,10 @@
 // client has no runtime dependency); packages/client/test/transportFailure.test.ts keeps them equal.
 
 /**
- * What failed. The first five mean the request certainly never reached the server: the name did not
+ * What failed. The first seven mean the request certainly never reached the server: the name did not
  * resolve, the connection was refused or unreachable, TLS failed before the request was written, the
- * connection was not established in time, or the socket closed before any byte was written. The
- * other three mean it may have.
+ * connection was not established in time, the socket closed before any byte was written, or fetch
+ * refused the port itself. The other three mean it may have.
  */
 export type TransportFailureKind =
   | "dns"
@@ -16,6 +16,7 @@ export type TransportFailureKind =
   | "tls"
   | "connectTimeout"
   | "closedBeforeWrite"
+  | "blockedPort"
   | "reset"
   | "timeout"
   | "unknown"
@@ -37,7 +38,8 @@ const neverSent = new Set<TransportFailureKind>([
   "unreachable",
   "tls",
   "connectTimeout",
-  "closedBeforeWrite"
+  "closedBeforeWrite",
+  "blockedPort"
 ])
 
 const phrases: Record<TransportFailureKind, string> = {
@@ -47,6 +49,7 @@ const phrases: Record<TransportFailureKind, string> = {
   tls: "the TLS handshake failed",
   connectTimeout: "the connection was not established in time",
   closedBeforeWrite: "the connection closed before the request was written",
+  blockedPort: "fetch refuses to connect to this port (one the Fetch standard blocks)",
   reset: "the connection was cut after it was opened",
   timeout: "no answer in time",
   unknown: "the request failed without an answer"
@@ -124,6 +127,8 @@ const kindOf = (node: Node): TransportFailureKind | undefined => {
   if (/did not establish a connection/i.test(message)) return "connectTimeout"
   // Deno says it in the message only.
   if (/connection refused/i.test(message)) return "refused"
+  // undici's fetch refuses the Fetch standard's bad ports (6000, 6665-6669...) before connecting.
+  if (message === "bad port") return "blockedPort"
   const name = textOf(node.name)
   if (name === "TimeoutError" || name === "AbortError") return "timeout"
   return undefined
