@@ -3,6 +3,7 @@
 
 import { IdempotencyStore, type MailroomError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -77,6 +78,16 @@ const build = ({
       `${prefix}${encodeURIComponent(scope.orgId)}:${encodeURIComponent(scope.key)}`
     const reserve = redis.eval(reserveScript)
 
+    // An outage fails every send with a key; the log hears of it once per ten seconds, not once per
+    // request (thousands of lines a second under load), as the message database's outages are.
+    let lastLogged = Number.NEGATIVE_INFINITY
+    const logFailure = (what: string, error: MailroomError.Unavailable) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => {
+        if (at - lastLogged < 10_000) return Effect.void
+        lastLogged = at
+        return Effect.logError(`[mailroom] idempotency ${what} on Redis failed: ${String(error.cause)}`)
+      })
+
     const run = <A>(what: string, command: Effect.Effect<A, Redis.RedisError>) =>
       command.pipe(
         Effect.timeoutOrElse({
@@ -85,9 +96,7 @@ const build = ({
             Effect.fail(new Redis.RedisError({ cause: new Error(`no answer within ${Duration.format(timeout)}`) }))
         }),
         Effect.mapError((error) => toUnavailable("Idempotency-Keys", error.cause)),
-        Effect.tapError((error) =>
-          Effect.logError(`[mailroom] idempotency ${what} on Redis failed: ${String(error.cause)}`)
-        )
+        Effect.tapError((error) => logFailure(what, error))
       )
 
     return IdempotencyStore.IdempotencyStore.of({

@@ -5,7 +5,7 @@ import { assert, it } from "@effect/vitest"
 import { EmailProvider, IdempotencyStore, Mailroom, ObjectStore, Organizations } from "@mailroom/core"
 import { expectConfigError, IdempotencyStoreSuite } from "@mailroom/core/testing"
 import { startRedisServer } from "@mailroom/test-support"
-import { Config, ConfigProvider, Duration, Effect, Exit, Layer, Redacted } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Exit, Layer, Logger, Redacted } from "effect"
 import { createClient } from "redis"
 import { afterAll, describe } from "vitest"
 import { RedisConnection, RedisIdempotencyStore } from "../src/index.js"
@@ -158,6 +158,28 @@ describe("RedisIdempotencyStore", () => {
         assert.isFalse((yield* send("during")).replayed)
         assert.strictEqual(provider.sent.length, 3)
       }).pipe(Effect.scoped)
+  )
+
+  it.live("an outage is logged once per ten seconds, not once per refused send", () =>
+    Effect.gen(function* () {
+      const lines: Array<string> = []
+      const logger = Logger.make(({ message }) => {
+        lines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+      })
+      yield* withStore({ prefix: `t:${randomUUID()}:` }, (store) =>
+        Effect.gen(function* () {
+          yield* Effect.promise(() => redis.stop())
+          // Under load an outage fails every send with a key: 200 of them here, within a second.
+          for (let i = 0; i < 200; i++) {
+            const exit = yield* Effect.exit(store.reserve({ orgId: "org_acme", key: `k${i}` }, "f"))
+            assert.isTrue(Exit.isFailure(exit), "refused while Redis is down")
+          }
+          yield* Effect.promise(() => redis.start())
+        })
+      ).pipe(Effect.provide(Logger.layer([logger])))
+      const failures = lines.filter((line) => line.includes("idempotency reserve on Redis failed"))
+      assert.strictEqual(failures.length, 1, lines.join("\n"))
+    })
   )
 
   it.live("make({ client }) keeps its entries on the client given, and leaves it open", () =>
