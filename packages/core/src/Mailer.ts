@@ -181,6 +181,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const decodeRequest = Wire.decode(Wire.SendEmailRequest)
   const decodeInProcess = Wire.decode(Wire.InProcessSendRequest)
   const delivery = Delivery.make({
+    scope: yield* Effect.scope,
     provider,
     // Optional: with one in context, every attempt first takes a token per recipient from it.
     limiter: yield* Effect.serviceOption(SendRateLimiter),

@@ -147,7 +147,26 @@ describe("recording the provider's answer", () => {
     }).pipe(Effect.provide(world.layer))
   })
 
-  it.effect("is given up after three retries: the send is answered, its record stays sending", () => {
+  it.effect("after three retries the send is answered; the answer is recorded once the log is back", () => {
+    // A database back within a minute: the provider's answer (and its id) still reaches the record,
+    // where the stalled sweep would otherwise record the message unknown ten minutes later.
+    const { log, calls } = failingSettle(6)
+    const world = makeWorld({ log })
+    return Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(send())
+      yield* TestClock.adjust("1 second")
+      const { response } = yield* Fiber.join(fiber)
+      assert.strictEqual(calls.settle, 4, "answered after the three quick retries")
+      assert.strictEqual((yield* world.log.find(acme.orgId, response.message_id))?.status, "sending")
+      yield* TestClock.adjust("10 seconds")
+      assert.strictEqual(calls.settle, 6, "tried again every 5 s in the background")
+      yield* TestClock.adjust("5 seconds")
+      assert.strictEqual(calls.settle, 7)
+      assert.strictEqual((yield* world.log.find(acme.orgId, response.message_id))?.status, "sent")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("is given up after five minutes of tries: the record stays sending", () => {
     const { log, calls } = failingSettle(Number.POSITIVE_INFINITY)
     const world = makeWorld({ log })
     return Effect.gen(function* () {
@@ -155,6 +174,8 @@ describe("recording the provider's answer", () => {
       yield* TestClock.adjust("1 second")
       const { response } = yield* Fiber.join(fiber)
       assert.strictEqual(calls.settle, 4)
+      yield* TestClock.adjust("10 minutes")
+      assert.strictEqual(calls.settle, 4 + 60, "sixty background tries, 5 s apart")
       assert.strictEqual((yield* world.log.find(acme.orgId, response.message_id))?.status, "sending")
     }).pipe(Effect.provide(world.layer))
   })

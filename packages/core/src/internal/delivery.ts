@@ -8,6 +8,7 @@ import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import type { EmailProvider, OutboundAttachment, OutboundEmail, SendResult } from "../EmailProvider.js"
 import { messageKey, organizationKey } from "../MailEvent.js"
 import type { Unavailable } from "../MailroomError.js"
@@ -72,6 +73,8 @@ export const make = (options: {
   readonly log: MessageLog.MessageLog
   readonly suppressions: Suppressions
   readonly retry: Retry
+  /** Where the background retries of a record live: the layer's scope, closed with it. */
+  readonly scope: Scope.Scope
 }) => {
   const { provider, limiter, organizations, log, suppressions } = options
   const { maxAttempts, baseDelay, maxDelay } = options.retry
@@ -234,19 +237,37 @@ export const make = (options: {
 
   // Built once: a schedule from a duration string parses it, and every send settles.
   const settleRetries = Schedule.exponential(Duration.millis(100)).pipe(Schedule.upTo({ times: 3 }))
+  // Sixty tries 5 s apart, five minutes: well before the stalled sweep (ten) would record the message `unknown`.
+  const backgroundSpacing = Duration.seconds(5)
+  const backgroundRetries = Schedule.spaced(backgroundSpacing).pipe(Schedule.upTo({ times: 59 }))
 
   /**
    * The provider's answer, recorded: the message is sent (or not) whatever the log says, so a log
-   * that cannot take it is retried briefly, then the record is left `sending` and the failure logged.
+   * that cannot take it is retried briefly before the send answers, then every 5 s for five minutes
+   * in the background (the answer and the provider's id are still in hand; a database back by then
+   * gets them). Past that, the record is left `sending` and the failure logged.
    */
-  const settle = (id: string, outcome: MessageLog.Outcome) =>
-    retryOnFailure(log.settle(id, outcome), settleRetries).pipe(
-      Effect.catch((error) =>
-        Effect.logError(
-          `[mailroom] the outcome of message ${id} (${outcome._tag.toLowerCase()}) could not be recorded; its record stays "sending": ${error.message}`
+  const settle = (id: string, outcome: MessageLog.Outcome) => {
+    const what = () => `the outcome of message ${id} (${outcome._tag.toLowerCase()})`
+    // Built only on a failure: every send settles, and nearly every settle succeeds at once.
+    const later = () =>
+      Effect.andThen(Effect.sleep(backgroundSpacing), Effect.retry(log.settle(id, outcome), backgroundRetries)).pipe(
+        Effect.catch((error) =>
+          Effect.logError(`[mailroom] ${what()} could not be recorded; its record stays "sending": ${error.message}`)
         )
       )
+    return retryOnFailure(log.settle(id, outcome), settleRetries).pipe(
+      Effect.catch((error) =>
+        Effect.andThen(
+          Effect.logError(
+            `[mailroom] ${what()} could not be recorded yet; tried again every 5 s for five minutes: ${error.message}`
+          ),
+          Effect.forkIn(later(), options.scope)
+        )
+      ),
+      Effect.asVoid
     )
+  }
 
   return { provider, checkSender, address, outbound, sendWithRetries, sendThen, settle }
 }
