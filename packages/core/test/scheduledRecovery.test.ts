@@ -2,8 +2,16 @@
 // at the message's time, one that may have sent, a cancel racing the send, a look the queue lost, a
 // send whose instance stopped; and the backlog gauges.
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Metric } from "effect"
-import { EmailProvider, Mailer, MailroomError, MailroomMetrics, MessageLog, ProviderError } from "../src/index.js"
+import { Clock, Effect, Layer, Metric } from "effect"
+import {
+  EmailProvider,
+  Mailer,
+  MailroomError,
+  MailroomMetrics,
+  MessageLog,
+  ProviderError,
+  Suppressions
+} from "../src/index.js"
 import { acme } from "./fixtures.js"
 import { adjust, inWorld, until, world } from "./scheduling.js"
 
@@ -58,6 +66,74 @@ describe("scheduled sends when things go wrong", () => {
         yield* adjust("1 hour")
         yield* until("back to scheduled", statusIs(id, "scheduled"))
         assert.strictEqual(provider.sent.length, 0)
+        yield* adjust("2 seconds")
+        yield* until("sent", statusIs(id, "sent"))
+        assert.strictEqual(provider.sent.length, 1)
+        assert.strictEqual(provider.calls(), 2)
+      })
+    )
+  })
+
+  it.effect("a claim that committed after its deadline is put back, and the message leaves once", () => {
+    // The database took the claim but answered too late (a COMMIT sent to a server that stalled): the
+    // look failed, yet the message was `sending`. Left so, the next look took it for a stopped
+    // instance's and recorded it unknown, never sent.
+    const memory = MessageLog.makeMemory()
+    let late = 1
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      claim: (id, now) =>
+        Effect.flatMap(memory.claim(id, now), (claimed) =>
+          claimed !== undefined && late-- > 0
+            ? Effect.fail(new MailroomError.Unavailable({ message: "no answer within 5 seconds" }))
+            : Effect.succeed(claimed)
+        )
+    }
+    const w = world({
+      messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
+    })
+    return inWorld(
+      w,
+      Effect.gen(function* () {
+        const id = yield* schedule()
+        yield* adjust("1 hour")
+        yield* until("put back", statusIs(id, "scheduled"))
+        assert.strictEqual(w.provider.sent.length, 0)
+        yield* adjust("2 seconds")
+        yield* until("sent", statusIs(id, "sent"))
+        assert.strictEqual(w.provider.sent.length, 1)
+        yield* adjust("1 hour")
+        assert.strictEqual(w.provider.sent.length, 1, "once")
+      })
+    )
+  })
+
+  it.effect("a message put back while the database is out is put back once it answers, and leaves once", () => {
+    // The provider refused it (nothing sent), and the release failed: retried, not left `sending`.
+    const provider = failingFirst([down()])
+    const memory = MessageLog.makeMemory()
+    let failures = 2
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      release: (id) =>
+        Effect.suspend(() =>
+          failures-- > 0
+            ? Effect.fail(new MailroomError.Unavailable({ message: "the database cannot be reached" }))
+            : memory.release(id)
+        )
+    }
+    const w = world({
+      provider,
+      messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
+    })
+    return inWorld(
+      w,
+      Effect.gen(function* () {
+        const id = yield* schedule()
+        yield* adjust("1 hour")
+        yield* adjust("2 seconds")
+        yield* adjust("2 seconds")
+        yield* until("put back", statusIs(id, "scheduled"))
         yield* adjust("2 seconds")
         yield* until("sent", statusIs(id, "sent"))
         assert.strictEqual(provider.sent.length, 1)

@@ -3,7 +3,16 @@
 import { assert } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { EmailProvider, type Mailer, Mailroom, ObjectStore, Organizations, type SendQueue } from "../src/index.js"
+import {
+  EmailProvider,
+  type Mailer,
+  Mailroom,
+  type MessageLog,
+  ObjectStore,
+  Organizations,
+  type SendQueue,
+  type Suppressions
+} from "../src/index.js"
 import { organizations } from "./fixtures.js"
 
 const start = Date.parse("2026-05-01T09:00:00.000Z")
@@ -14,7 +23,12 @@ export const at = (offset: Duration.Input): string =>
 
 /** The memory layers, the send queue and its worker, on the test's clock. */
 export const world = <P extends EmailProvider.EmailProvider = EmailProvider.MemoryEmailProvider>(
-  options: { readonly provider?: P; readonly worker?: SendQueue.WorkerOptions; readonly mailer?: Mailer.Config } = {}
+  options: {
+    readonly provider?: P
+    readonly worker?: SendQueue.WorkerOptions
+    readonly mailer?: Mailer.Config
+    readonly messages?: Layer.Layer<MessageLog.MessageLog | Suppressions.Suppressions>
+  } = {}
 ) => {
   const provider = options.provider ?? (EmailProvider.makeMemory() as EmailProvider.EmailProvider as P)
   const store = ObjectStore.makeMemory()
@@ -23,6 +37,7 @@ export const world = <P extends EmailProvider.EmailProvider = EmailProvider.Memo
     store: Layer.succeed(ObjectStore.ObjectStore, store),
     organizations: Layer.succeed(Organizations.Organizations, organizations),
     worker: options.worker ?? {},
+    ...(options.messages === undefined ? {} : { messages: options.messages }),
     // One attempt per look: the Mailer's own retries would sleep on the test's clock.
     mailer: options.mailer ?? { retry: { maxAttempts: 1 } }
   })

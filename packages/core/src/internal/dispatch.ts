@@ -4,6 +4,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type { OutboundAttachment } from "../EmailProvider.js"
 import { isNotFound, type Unavailable } from "../MailroomError.js"
@@ -29,6 +30,9 @@ export interface Attempt {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
+
+// For as long as the queue would wait before its next look anyway: two minutes, every 2 s.
+const untilAnswered = Schedule.spaced(Duration.seconds(2)).pipe(Schedule.upTo({ times: 60 }))
 const decodeStored = Schema.decodeUnknownEffect(Schema.fromJsonString(Wire.SendEmailRequest))
 
 /** A failure of a deleted file names it: the reason a user reads on the record. */
@@ -78,13 +82,36 @@ export const make = (options: {
     )
 
   /**
+   * A claim this look holds, put back to `scheduled`, tried again while the database is out: left
+   * `sending` with nobody sending it, the queue's next look would take it for a stopped instance's
+   * and record it `unknown`, never sent.
+   */
+  const putBack = (id: string) => Effect.retry(log.release(id), untilAnswered)
+
+  /**
    * A send that certainly did not reach the provider and may be tried again: the message goes back
    * to `scheduled` and the queue looks again later; at the last attempt it is `failed`.
    */
   const notNow = (id: string, attempt: Attempt, reason: string): Effect.Effect<Dispatched, Unavailable> =>
     attempt.last
       ? failed(id, `${reason} (after ${attempt.attempts} attempts)`)
-      : Effect.andThen(log.release(id), Effect.fail(retryLater(`message ${id} will be tried again: ${reason}`)))
+      : Effect.andThen(putBack(id), Effect.fail(retryLater(`message ${id} will be tried again: ${reason}`)))
+
+  /**
+   * A claim the database did not confirm in time may still commit (its COMMIT was sent to a server
+   * that stalled). Once the database answers, a message whose `sending` recipients were moved at this
+   * look's `at` is this look's claim (the queue hands a message to one look at a time, and the next
+   * only after this one has failed, seconds later), and is put back for the queue's next look.
+   */
+  const unclaim = (organizationId: string, id: string, at: string) =>
+    Effect.retry(
+      Effect.flatMap(log.find(organizationId, id), (record) => {
+        const sending = record?.recipients.filter((r) => r.state === "sending") ?? []
+        const ours = record?.status === "sending" && sending.length > 0 && sending.every((r) => r.updated_at === at)
+        return ours ? Effect.asVoid(log.release(id)) : Effect.void
+      }),
+      untilAnswered
+    )
 
   /**
    * What the message is now: its request, its organisation, its recipients. A check that fails for
@@ -185,12 +212,22 @@ export const make = (options: {
       : unknown
   }
 
-  const look = (id: string, attempt: Attempt, round: number): Effect.Effect<Dispatched, Unavailable> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.flatMap(log.claim(id, iso(now)), (claimed) =>
+  const look = (
+    id: string,
+    attempt: Attempt,
+    round: number,
+    organizationId?: string
+  ): Effect.Effect<Dispatched, Unavailable> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const at = iso(now)
+      const claim =
+        organizationId === undefined
+          ? log.claim(id, at)
+          : Effect.tapError(log.claim(id, at), () => Effect.ignore(unclaim(organizationId, id, at)))
+      return Effect.flatMap(claim, (claimed) =>
         claimed === undefined ? Effect.succeed("skipped" as const) : Effect.uninterruptible(send(claimed, attempt))
       )
-    ).pipe(withSpan("Mailer.dispatch", { attributes: { "mailroom.message": id, round } }))
+    }).pipe(withSpan("Mailer.dispatch", { attributes: { "mailroom.message": id, round } }))
 
   /**
    * The queue's look at a message due at `due.scheduledAt`. Skipped when the message is not there
@@ -200,7 +237,7 @@ export const make = (options: {
   const dispatch = (due: MessageLog.Due, attempt: Attempt): Effect.Effect<Dispatched, Unavailable> =>
     Effect.gen(function* () {
       for (let round = 0; round < 2; round++) {
-        const claimed = yield* look(due.id, attempt, round)
+        const claimed = yield* look(due.id, attempt, round, due.organizationId)
         if (claimed !== "skipped") return claimed
         const record = yield* log.find(due.organizationId, due.id)
         if (record === undefined) {
