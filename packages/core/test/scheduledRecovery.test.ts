@@ -108,6 +108,33 @@ describe("scheduled sends when things go wrong", () => {
     )
   })
 
+  it.effect("a claim that failed without committing leaves the message to the next look, sent once", () => {
+    const memory = MessageLog.makeMemory()
+    let failures = 1
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      claim: (id, now) =>
+        Effect.suspend(() =>
+          failures-- > 0
+            ? Effect.fail(new MailroomError.Unavailable({ message: "no answer within 5 seconds" }))
+            : memory.claim(id, now)
+        )
+    }
+    const w = world({
+      messages: Layer.merge(Layer.succeed(MessageLog.MessageLog, log), Suppressions.layerMemory())
+    })
+    return inWorld(
+      w,
+      Effect.gen(function* () {
+        const id = yield* schedule()
+        yield* adjust("1 hour")
+        yield* adjust("2 seconds")
+        yield* until("sent", statusIs(id, "sent"))
+        assert.strictEqual(w.provider.sent.length, 1)
+      })
+    )
+  })
+
   it.effect("a message put back while the database is out is put back once it answers, and leaves once", () => {
     // The provider refused it (nothing sent), and the release failed: retried, not left `sending`.
     const provider = failingFirst([down()])

@@ -99,16 +99,22 @@ export const make = (options: {
 
   /**
    * A claim the database did not confirm in time may still commit (its COMMIT was sent to a server
-   * that stalled). Once the database answers, a message whose `sending` recipients were moved at this
-   * look's `at` is this look's claim (the queue hands a message to one look at a time, and the next
-   * only after this one has failed, seconds later), and is put back for the queue's next look.
+   * that stalled). Once the database answers, a claim of this look's own comes first: it waits for
+   * one still being committed (it locks the row) and, taken, says the message was still scheduled
+   * (put straight back). Not taken, a message whose `sending` recipients were moved at this look's
+   * `at` is this look's claim (a look of the queue or the sweep claims at its own time, seconds
+   * later), and is put back for the queue's next look.
    */
   const unclaim = (organizationId: string, id: string, at: string) =>
     Effect.retry(
-      Effect.flatMap(log.find(organizationId, id), (record) => {
+      Effect.gen(function* () {
+        if ((yield* log.claim(id, iso(yield* Clock.currentTimeMillis))) !== undefined) {
+          return yield* Effect.asVoid(log.release(id))
+        }
+        const record = yield* log.find(organizationId, id)
         const sending = record?.recipients.filter((r) => r.state === "sending") ?? []
         const ours = record?.status === "sending" && sending.length > 0 && sending.every((r) => r.updated_at === at)
-        return ours ? Effect.asVoid(log.release(id)) : Effect.void
+        if (ours) yield* log.release(id)
       }),
       untilAnswered
     )
