@@ -125,10 +125,15 @@ describe("Attachments.presign", () => {
       }).pipe(Effect.provide(makeWorld().layer))
     )
 
-    it.effect("control characters and bidi overrides are removed; unicode is NFC", () =>
+    it.effect("control characters, bidi overrides and direction marks are removed; unicode is NFC", () =>
       Effect.gen(function* () {
         assert.strictEqual(yield* presignedName("re\u0000port\u001f\u007f.pdf"), "report.pdf")
         assert.strictEqual(yield* presignedName("invoice\u202Efdp.exe"), "invoicefdp.exe")
+        // Browsers save each direction mark as _, so a mark after the extension (RTL editors add them)
+        // would download as `report.pdf_`, a file its application no longer opens.
+        assert.strictEqual(yield* presignedName("report.pdf\u200F"), "report.pdf")
+        assert.strictEqual(yield* presignedName("\u200Fשלום\u200E.docx"), "שלום.docx")
+        assert.strictEqual(yield* presignedName("تقرير\u061C.pdf"), "تقرير.pdf")
         assert.strictEqual(yield* presignedName("half\ud800.pdf"), "half.pdf")
         assert.strictEqual(yield* presignedName("Rele\u0301ve\u0301.pdf"), "Rel\u00e9v\u00e9.pdf")
         assert.strictEqual(yield* presignedName('a<b>c:d"e|f?g*.txt'), "a_b_c_d_e_f_g_.txt")

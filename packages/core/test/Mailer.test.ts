@@ -263,6 +263,7 @@ describe("Mailer.send", () => {
           ["  .hidden.pdf  ", "hidden.pdf"],
           ["Meeting: notes?.txt", "Meeting_ notes_.txt"],
           ["Rapport\u202E.pdf", "Rapport.pdf"],
+          ["Rapport.pdf\u200F", "Rapport.pdf"],
           ["Facture ao\u0075\u0302t.pdf", "Facture août.pdf"]
         ] as const
         for (const [filename] of cases) yield* send(acme, { ...request(), attachments: [{ filename, key }] })

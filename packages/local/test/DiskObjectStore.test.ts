@@ -1,8 +1,10 @@
+import { execFile } from "node:child_process"
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import { promisify } from "node:util"
 import { it as effectIt } from "@effect/vitest"
 import { createAdaptorServer } from "@hono/node-server"
 import { ObjectStore, StoreRoutes } from "@mailroom/core"
@@ -15,6 +17,7 @@ import { DiskObjectStore } from "../src/index.js"
 import * as Signing from "../src/internal/signing.js"
 
 const MiB = 1024 * 1024
+const execFileAsync = promisify(execFile)
 
 interface Served {
   readonly base: string
@@ -465,6 +468,27 @@ describe("DiskObjectStore", () => {
       forged.searchParams.set("filename", "invoice.exe")
       await refusal(await fetch(forged), 403)
       await run(served.store.delete(key))
+    })
+
+    it("curl -OJ, which reads only the ASCII filename=, saves a readable name: marks dropped, not _", async () => {
+      const saved = async (name: string) => {
+        const key = `attachments/org_test/1700000000000-${name}`
+        await run(served.store.put(key, bytes(name), "text/plain"))
+        const into = await mkdtemp(path.join(served.base, "curl-"))
+        await execFileAsync("curl", ["-sSf", "-OJ", await run(served.store.presignGet({ key, expiresIn: 60 }))], {
+          cwd: into
+        })
+        const [file, ...more] = await readdir(into)
+        assert.deepStrictEqual(more, [])
+        assert.strictEqual(await readFile(path.join(into, file ?? ""), "utf8"), name)
+        await run(served.store.delete(key))
+        return file
+      }
+      assert.strictEqual(await saved("Relevé août.pdf"), "Releve aout.pdf")
+      assert.strictEqual(await saved("Crème brûlée 50%.txt"), "Creme brulee 50_.txt")
+      // A script with no ASCII letters, or an emoji sequence, leaves one _ per run, not one per code unit.
+      assert.strictEqual(await saved("日本語のファイル.txt"), "_.txt")
+      assert.strictEqual(await saved("👨‍👩‍👧‍👦 family.jpg"), "_ family.jpg")
     })
 
     it("a download of a missing object is 404 JSON; a tampered download URL is 403", async () => {

@@ -1,5 +1,5 @@
-// File names as they go into storage keys: one path segment, NFC, no control or bidi-override
-// characters, no leading dots, at most 200 UTF-8 bytes with the extension kept.
+// File names as they go into storage keys: one path segment, NFC, no control, bidi-override or
+// direction-mark characters, no leading dots, at most 200 UTF-8 bytes with the extension kept.
 const maxBytes = 200
 const maxExtensionBytes = 32
 // Made on first use: creating a Segmenter loads ICU's break rules (~20 ms), and only names over the
@@ -25,7 +25,7 @@ const truncate = (s: string, limit: number): string => {
  * A name every rule below leaves as it is: no character removed or replaced, no separator, no `..`,
  * no dot or space at either end. Under 67 UTF-16 units it is also under 200 UTF-8 bytes.
  */
-const untouched = /^(?![.\s])[^\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069<>:"|?*/\\]+(?<![.\s])$/u
+const untouched = /^(?![.\s])[^\p{Cc}\p{Cs}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069<>:"|?*/\\]+(?<![.\s])$/u
 const untouchedMaxLength = Math.floor(maxBytes / 3)
 
 export const sanitizeFilename = (raw: string): string => {
@@ -36,8 +36,9 @@ export const sanitizeFilename = (raw: string): string => {
   }
   const cleaned = raw
     .normalize("NFC")
-    // control characters, lone surrogates, and the bidi overrides that make `gpj.exe` look like `exe.jpg`
-    .replace(/[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/gu, "")
+    // control characters, lone surrogates, the bidi overrides that make `gpj.exe` look like `exe.jpg`,
+    // and the direction marks (ALM, LRM, RLM) browsers save as `_`: after an extension, `report.pdf_`
+    .replace(/[\p{Cc}\p{Cs}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu, "")
     // characters that are not portable in file names on disk stores
     .replace(/[<>:"|?*]/g, "_")
   // One segment: drop path parts that are empty, `.` or `..`, and join the rest.

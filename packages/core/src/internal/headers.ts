@@ -73,7 +73,13 @@ export const encodedWords = (text: string): string => {
  * `filename` and the exact name, UTF-8 percent-encoded, in `filename*`.
  */
 export const contentDisposition = (filename: string): string => {
-  const fallback = filename.normalize("NFKD").replace(/[^\x20-\x7e]|["\\%]/g, "_")
+  // The fallback is what `curl -OJ` and other readers of `filename=` alone save under: `é` decomposes
+  // to `e` and a combining mark, which is dropped; each run of what is still not ASCII becomes one `_`.
+  const fallback = filename
+    .normalize("NFKD")
+    .replace(/\p{M}/gu, "")
+    .replace(/[^\x20-\x7e]+/gu, "_")
+    .replace(/["\\%]/g, "_")
   const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`
 }
