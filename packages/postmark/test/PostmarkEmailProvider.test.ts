@@ -167,6 +167,31 @@ describe("PostmarkEmailProvider", () => {
       })
     )
 
+    it.effect("refuses, before calling Postmark, a body over its 5 MB, and sends one at the limit", () =>
+      Effect.gen(function* () {
+        const standIn = yield* PostmarkStandIn
+        const provider = yield* EmailProvider.EmailProvider
+        const before = standIn.requests.length
+        // Past 5 MiB, the stand-in refuses it as Postmark does (support article 1056).
+        const cases: ReadonlyArray<readonly [Partial<EmailProvider.OutboundEmail>, string]> = [
+          [{ html: "a".repeat(5_000_001) }, "html"],
+          [{ text: "é".repeat(2_500_001) }, "text"],
+          [{ html: "a".repeat(StandIn.maxBodyBytes + 1) }, "html"]
+        ]
+        for (const [parts, named] of cases) {
+          const error = yield* Effect.flip(provider.send(message(parts)))
+          assert.strictEqual(error.reason._tag, "InvalidRequest")
+          assert.include(error.message, `${named}:`)
+          assert.include(error.message, "5,000,000 bytes")
+        }
+        assert.strictEqual(standIn.requests.length, before, "a refused message reached Postmark")
+        const { messageId } = yield* provider.send(
+          message({ html: "a".repeat(5_000_000), text: "b".repeat(5_000_000) })
+        )
+        assert.strictEqual(standIn.received(messageId).html?.length, 5_000_000)
+      })
+    )
+
     it.effect("keeps a sender name with quotes, a backslash and a comma intact", () =>
       Effect.gen(function* () {
         const standIn = yield* PostmarkStandIn

@@ -3,7 +3,7 @@
 //
 // Sources for the answers: postmarkapp.com/developer/api/overview (HTTP statuses, the ErrorCode table),
 // the send-email API page (fields, 50 recipients, forbidden file types), support article 1056 (10 MB after
-// base64), and Postmark's messages as captured in public bug reports (400, 406, 412, the 401 token text).
+// base64, 5 MB for each body), and Postmark's messages as captured in public bug reports (400, 406, 412, the 401 token text).
 // Where Postmark documents the code but not the wording, the wording here is the table's and says so.
 import { randomUUID } from "node:crypto"
 import type { ReceivedEmail } from "@mailroom/core/testing"
@@ -53,6 +53,8 @@ export const forbiddenExtensions = new Set(
  * Postmark certainly refuses (over 10 MiB), while the adapter declares the stricter 10,000,000 bytes.
  */
 export const maxRequestBytes = 10 * 1024 * 1024
+/** "TextBody and HtmlBody can each be up to 5 MB": the stand-in refuses only what is certainly over. */
+export const maxBodyBytes = 5 * 1024 * 1024
 
 const rejected = (ErrorCode: number, Message: string): Answer => ({ status: 422, body: { ErrorCode, Message } })
 
@@ -274,6 +276,11 @@ const answerTo = (
   if (!optional(fields, "HtmlBody") && !optional(fields, "TextBody")) {
     return rejected(300, "Provide either email TextBody or HtmlBody or both.")
   }
+  // Article 1056: each body "up to 5 MB ... rejected" past it; the answer is undocumented (300 here).
+  const overlong = ["HtmlBody", "TextBody"].find(
+    (f) => Buffer.byteLength(String(fields[f] ?? ""), "utf8") > maxBodyBytes
+  )
+  if (overlong !== undefined) return rejected(300, `${overlong} can be up to 5 MB.`)
   for (const attachment of attachments as Array<{ Name: string }>) {
     const dot = attachment.Name.lastIndexOf(".")
     if (dot >= 0 && forbiddenExtensions.has(attachment.Name.slice(dot + 1).toLowerCase())) {

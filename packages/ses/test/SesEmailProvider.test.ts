@@ -159,14 +159,17 @@ describe("SesEmailProvider on the emulator", () => {
     it.effect("refuses, before calling SES, what SES would refuse of headers, tags and content ids", () =>
       Effect.gen(function* () {
         const provider = yield* EmailProvider.EmailProvider
-        const { sent } = yield* Emulator
+        const { refused, sent } = yield* Emulator
         const before = sent.length
         const header = (name: string, value = "x") => ({ name, value })
         const cases: ReadonlyArray<readonly [Partial<EmailProvider.OutboundEmail>, string]> = [
           [{ headers: [header("Return-Path", "<bounce@acme.example>")] }, "Return-Path"],
           [{ headers: [header("reply-to", "other@acme.example")] }, "reply-to"],
           [{ headers: Array.from({ length: 16 }, (_, i) => header(`X-Header-${i}`)) }, "at most 15"],
-          [{ headers: [header("X-Long", "a".repeat(997 - "X-Long".length))] }, "X-Long"],
+          // SES's MessageHeader takes a value of at most 870 characters (as written, encoded-words included).
+          [{ headers: [header("X-Long", "a".repeat(871))] }, "X-Long"],
+          // 270 characters, written as 904 of encoded-words.
+          [{ headers: [header("X-Long", "é".repeat(270))] }, "X-Long"],
           [{ tags: [{ name: "campaign", value: "spring sale" }] }, "campaign"],
           [
             {
@@ -195,12 +198,13 @@ describe("SesEmailProvider on the emulator", () => {
           assert.include(error.message, named)
         }
         assert.strictEqual(sent.length, before, "a refused message reached SES")
+        assert.strictEqual(refused.length, 0, "SES was left to refuse a message")
         // At the limits, SES takes it.
         yield* provider.send(
           message({
             headers: [
               ...Array.from({ length: 14 }, (_, i) => header(`X-Header-${i}`)),
-              header("X-Long", "a".repeat(996 - "X-Long".length))
+              header("X-Long", "a".repeat(870))
             ]
           })
         )

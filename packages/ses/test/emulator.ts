@@ -74,6 +74,8 @@ export class Emulator extends Context.Service<
     readonly url: string
     /** Every SendEmail request the emulator accepted, in order. */
     readonly sent: ReadonlyArray<SentRequest>
+    /** Every SendEmail body answered with SES's own refusal of it (see `sesRefusal`), in order. */
+    readonly refused: ReadonlyArray<Buffer>
   }
 >()("test/SesEmulator") {}
 
@@ -89,10 +91,36 @@ const closed = (server: Server) =>
   )
 
 /**
- * Passes every request to the emulator unchanged and keeps each SendEmail body the emulator accepted,
- * with the MessageId it answered.
+ * What SES refuses of a SendEmail body that the emulator takes: the constraints of the API reference's
+ * MessageHeader (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_MessageHeader.html: a name
+ * of 1 to 126 characters matching `^[!-9;-@A-~]+$`, a value of 1 to 870 printable ASCII characters).
+ * SendEmail documents `BadRequestException` (HTTP 400, "the input you provided is invalid") for them.
  */
-const recordingProxy = (target: string, sent: Array<SentRequest>) =>
+const sesRefusal = (body: Buffer): string | undefined => {
+  let parsed: { Content?: { Simple?: { Headers?: ReadonlyArray<{ Name?: string; Value?: string }> } } }
+  try {
+    parsed = JSON.parse(body.toString("utf8")) as typeof parsed
+  } catch {
+    return undefined
+  }
+  const headers = parsed.Content?.Simple?.Headers ?? []
+  for (const [i, { Name = "", Value = "" }] of headers.entries()) {
+    if (!/^[!-9;-@A-~]{1,126}$/.test(Name)) {
+      return `1 validation error detected: Value at 'content.simple.headers.${i + 1}.member.name' failed to satisfy constraint: Member must satisfy regular expression pattern: ^[!-9;-@A-~]+$`
+    }
+    if (!/^[ -~]{1,870}$/.test(Value)) {
+      return `1 validation error detected: Value at 'content.simple.headers.${i + 1}.member.value' failed to satisfy constraint: Member must have length less than or equal to 870`
+    }
+  }
+  return undefined
+}
+
+/**
+ * Passes every request to the emulator unchanged, but for a SendEmail SES itself would refuse (which
+ * it answers as SES does and counts in `refused`), and keeps each SendEmail body the emulator
+ * accepted, with the MessageId it answered.
+ */
+const recordingProxy = (target: string, sent: Array<SentRequest>, refused: Array<Buffer>) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const server = createServer((req, res) => {
@@ -105,6 +133,17 @@ const recordingProxy = (target: string, sent: Array<SentRequest>) =>
               typeof value === "string" && name !== "host" && name !== "connection" ? [[name, value]] : []
             )
           )
+          const refusal =
+            req.method === "POST" && req.url === "/v2/email/outbound-emails" ? sesRefusal(body) : undefined
+          if (refusal !== undefined) {
+            refused.push(body)
+            res.writeHead(400, {
+              "content-type": "application/json",
+              "x-amzn-errortype": "BadRequestException:http://internal.amazon.com/coral/com.amazonaws.sesv2/"
+            })
+            res.end(JSON.stringify({ message: refusal }))
+            return
+          }
           const answer = await fetch(`${target}${req.url ?? "/"}`, {
             method: req.method ?? "GET",
             headers,
@@ -138,8 +177,9 @@ export const EmulatorLive: Layer.Layer<Emulator> = Layer.effect(
       closed
     )
     const sent: Array<SentRequest> = []
-    const proxy = yield* recordingProxy(urlOf(emulator), sent)
-    return { url: urlOf(proxy), sent }
+    const refused: Array<Buffer> = []
+    const proxy = yield* recordingProxy(urlOf(emulator), sent, refused)
+    return { url: urlOf(proxy), sent, refused }
   })
 )
 

@@ -35,11 +35,33 @@ const maxMetadataName = 20
 const maxMetadataValue = 80
 
 /**
- * What of the message's tags Postmark could not carry, named by field, or undefined when it carries
- * all of them: each tag is a Metadata field beside core's own, so names and values must fit
- * Metadata's limits, and no two names may be equal without case (Postmark refuses that too).
+ * "TextBody and HtmlBody can each be up to 5 MB" (Postmark's support article 1056), read as UTF-8 bytes,
+ * as core counts bodies, and as 5,000,000 of them, the stricter megabyte, as for the whole message.
+ */
+const maxBodyBytes = 5_000_000
+
+/** The first body over Postmark's limit, named by core's field, or undefined. */
+const bodyRefusal = (email: EmailProvider.OutboundEmail): string | undefined => {
+  for (const [field, body] of [
+    ["html", email.html],
+    ["text", email.text]
+  ] as const) {
+    const bytes = body === undefined ? 0 : Buffer.byteLength(body, "utf8")
+    if (bytes > maxBodyBytes) {
+      return `${field}: Postmark takes a body of at most 5,000,000 bytes (5 MB); this one is ${bytes} bytes`
+    }
+  }
+  return undefined
+}
+
+/**
+ * What of the message Postmark could not carry, named by field, or undefined when it carries all of
+ * it: a body over 5 MB; and each tag is a Metadata field beside core's own, so names and values must
+ * fit Metadata's limits, and no two names may be equal without case (Postmark refuses that too).
  */
 export const refusal = (email: EmailProvider.OutboundEmail): string | undefined => {
+  const body = bodyRefusal(email)
+  if (body !== undefined) return body
   const tags = email.tags ?? []
   const own = Object.keys(email.metadata ?? {})
   const names = new Set(own.map((name) => name.toLowerCase()))

@@ -63,11 +63,11 @@ export const maxCustomHeaders = 15
 export const forbiddenHeaders = Adapter.structuralHeaders
 const forbidden = new Set(forbiddenHeaders.map((name) => name.toLowerCase()))
 
-// SES's MessageHeader: a name of printable ASCII without ":", at most 126 characters; a value of
-// printable ASCII that SES writes on one line, so that name and value together are at most 996
-// characters and `Name: value` fits RFC 5322's 998. SES folds and signs (DKIM) what it writes.
+// SES's MessageHeader (API reference): a name of printable ASCII without ":", at most 126 characters;
+// a value of printable ASCII, at most 870 characters as written. So `Name: value` always fits RFC
+// 5322's 998 on one line; SES folds and signs (DKIM) what it writes.
 const headerName = /^[\x21-\x39\x3b-\x7e]{1,126}$/
-const maxHeaderLength = 996
+const maxHeaderValue = 870
 // SES's Attachment.ContentId; MessageTag names and values.
 const maxContentIdLength = 78
 const tagName = /^[A-Za-z0-9_-]{1,256}$/
@@ -100,8 +100,8 @@ export const refusal = (email: EmailProvider.OutboundEmail): string | undefined 
       return `headers: ${JSON.stringify(name)} is not a header name SES takes (printable ASCII without ":", at most 126 characters)`
     }
     const written = headerValue(value)
-    if (written.trim() === "" || name.length + written.length > maxHeaderLength) {
-      return `headers: ${name} must have a value, at most ${maxHeaderLength} characters with its name once encoded (SES writes it on one line)`
+    if (written.trim() === "" || written.length > maxHeaderValue) {
+      return `headers: ${name} must have a value of at most ${maxHeaderValue} characters once encoded (SES's limit)`
     }
   }
   // Core's metadata travels as tags too, so a caller's tag may not take one of its names.
