@@ -223,4 +223,36 @@ describe("the server process with an SMTP provider (black box)", () => {
     assert.notInclude(stdout + stderr, password)
     assert.notInclude(stdout + stderr, "PRIVATE KEY")
   })
+
+  it("a recipient the relay refuses while it takes the others is recorded failed, with a rejected event", async () => {
+    peer.script({
+      rcptTo: (recipient) => (recipient === "bob@example.com" ? { code: 450, text: "4.2.1 Mailbox busy" } : undefined)
+    })
+    try {
+      const sent = await call("POST", "/emails", {
+        from: "billing@acme.example",
+        to: ["alice@example.com", "bob@example.com"],
+        subject: "Partly taken",
+        body: { text: "Hi" }
+      })
+      assert.strictEqual(sent.status, 201, JSON.stringify(sent.body))
+      const record = await call("GET", `/emails/${String(sent.body.message_id)}`)
+      const received = await peer.byMessageId(String(record.body.provider_message_id))
+      assert.deepStrictEqual(received.rcptTo, ["alice@example.com"])
+      assert.deepStrictEqual(
+        (record.body.recipients as ReadonlyArray<{ email: string; state: string }>).map((r) => [r.email, r.state]),
+        [
+          ["alice@example.com", "sent"],
+          ["bob@example.com", "failed"]
+        ]
+      )
+      assert.deepStrictEqual(
+        (record.body.events as ReadonlyArray<{ type: string; recipient: string }>).map((e) => [e.type, e.recipient]),
+        [["rejected", "bob@example.com"]]
+      )
+      assert.strictEqual(record.body.status, "failed")
+    } finally {
+      peer.script({})
+    }
+  })
 })

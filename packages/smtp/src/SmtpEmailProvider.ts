@@ -1,12 +1,13 @@
 // mailroom's EmailProvider on any SMTP server (Postfix, a company relay, SES, Postmark, Mailgun or Brevo
 // over SMTP), through nodemailer's pooled SMTP transport, with DKIM signing and SMTP's replies as reasons.
-import { EmailProvider, ProviderError } from "@mailroom/core"
+import { EmailProvider, MailEvent, MailEvents, ProviderError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import nodemailer, { type Transporter } from "nodemailer"
 import SMTPConnection from "nodemailer/lib/smtp-connection"
@@ -183,6 +184,9 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
     const { transport, server, user } = yield* transporterOf(options)
     Delivery.instrument(transport)
     const clock = yield* Clock.Clock
+    // Optional: with core's MailEvents (as `Mailroom.layer` provides), a recipient refused while the
+    // others are taken is told as a `rejected` event, which records it `failed` and reaches its webhook.
+    const events = yield* Effect.serviceOption(MailEvents.MailEvents)
 
     const send = (email: EmailProvider.OutboundEmail) =>
       Effect.gen(function* () {
@@ -213,12 +217,36 @@ export const make = (options: Options): Effect.Effect<EmailProvider.EmailProvide
           catch: (error) => toProviderError(error, { ...context, dataSent: progress.dataSent })
         })
         // The server took the message for the others: failing now would invite a second copy for them.
+        // Each refused recipient is a `rejected` event instead, with the server's reply, where its
+        // record would otherwise read `sent`.
+        const messageId = messageIdOf(info, composed.messageId)
         if (info.rejected.length > 0) {
           yield* Effect.logWarning(
             `[mailroom] the SMTP server ${server} refused ${info.rejected.join(", ")} and accepted message ${composed.messageId} for the other recipients`
           )
+          if (Option.isSome(events)) {
+            const at = new Date(clock.currentTimeMillisUnsafe()).toISOString()
+            const replies = new Map(
+              (info.rejectedErrors ?? []).map((e) => [(e as { recipient?: string }).recipient, e.message] as const)
+            )
+            yield* Adapter.publishAccepted(
+              events.value,
+              info.rejected.map((recipient) =>
+                MailEvent.make({
+                  type: "rejected",
+                  provider: "smtp",
+                  messageId: email.metadata?.[MailEvent.messageKey] ?? messageId,
+                  providerMessageId: messageId,
+                  recipient,
+                  occurredAt: at,
+                  organizationId: email.metadata?.[MailEvent.organizationKey],
+                  raw: { recipient, reply: replies.get(recipient) ?? null }
+                })
+              )
+            )
+          }
         }
-        return { messageId: messageIdOf(info, composed.messageId) }
+        return { messageId }
       })
 
     // What readiness probes and the server's start-up ask: the options were checked above, so a
