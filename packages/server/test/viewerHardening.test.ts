@@ -88,6 +88,24 @@ describe("the outbox viewer against a server process", () => {
     assert.notInclude(answer.body, "URIError")
   })
 
+  it("an attachment downloads under the store's names: the exact one, and one curl -OJ can read", async () => {
+    const presigned = await fetch(`${server.url}/attachments/presign`, {
+      method: "POST",
+      headers: { "x-api-key": "mr_test_acme", "content-type": "application/json" },
+      body: JSON.stringify({ filename: "résumé 100%.pdf", content_type: "application/pdf" })
+    })
+    const { url, key } = (await presigned.json()) as { url: string; key: string }
+    const put = await fetch(url, { method: "PUT", headers: { "content-type": "application/pdf" }, body: "%PDF" })
+    assert.strictEqual(put.status, 200)
+    const message = new URL(await send("<p>CV</p>", [{ filename: "résumé 100%.pdf", key }])).pathname
+    const download = await fetch(`${server.url}${message}/attachments/0`, { headers: withToken })
+    assert.strictEqual(await download.text(), "%PDF")
+    assert.strictEqual(
+      download.headers.get("content-disposition"),
+      `attachment; filename="resume 100_.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20100%25.pdf`
+    )
+  })
+
   it("every viewer response carries its content security policy, frame and sniffing headers", async () => {
     const presigned = await fetch(`${server.url}/attachments/presign`, {
       method: "POST",

@@ -69,10 +69,10 @@ export const encodedWords = (text: string): string => {
 }
 
 /**
- * A `Content-Disposition: attachment` value for a file name (RFC 6266): an ASCII fallback in
- * `filename` and the exact name, UTF-8 percent-encoded, in `filename*`.
+ * A `Content-Disposition` value for a file name (RFC 6266), `attachment` unless `kind` says `inline`:
+ * an ASCII fallback in `filename` and the exact name, UTF-8 percent-encoded, in `filename*`.
  */
-export const contentDisposition = (filename: string): string => {
+export const contentDisposition = (filename: string, kind: "attachment" | "inline" = "attachment"): string => {
   // The fallback is what `curl -OJ` and other readers of `filename=` alone save under: `é` decomposes
   // to `e` and a combining mark, which is dropped; each run of what is still not ASCII becomes one `_`.
   const fallback = filename
@@ -81,5 +81,5 @@ export const contentDisposition = (filename: string): string => {
     .replace(/[^\x20-\x7e]+/gu, "_")
     .replace(/["\\%]/g, "_")
   const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`
+  return `${kind}; filename="${fallback}"; filename*=UTF-8''${exact}`
 }

@@ -1,6 +1,7 @@
 // How the viewer answers: the security headers every response carries, the policies of its pages and
 // of a message's own HTML, and the download name of a file.
 import type { ServerResponse } from "node:http"
+import * as Adapter from "@mailroom/core/adapter"
 
 export const pageCsp =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -50,9 +51,7 @@ export const json = (res: ServerResponse, status: number, body: unknown, headers
   send(res, status, "application/json", JSON.stringify(body), headers)
 
 /** `filename*` (RFC 6266) for any name, with an ASCII fallback for old clients. */
-export const disposition = (filename: string, kind: "attachment" | "inline" = "attachment") =>
-  `${kind}; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(
-    filename
-  ).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`
+/** The stores' own `Content-Disposition` (core's), so a download is named alike from the viewer and the store. */
+export const disposition = Adapter.contentDisposition
 
 export const mediaType = (value: string) => (/^[\w.+-]+\/[\w.+-]+$/.test(value) ? value : "application/octet-stream")
