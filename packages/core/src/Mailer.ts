@@ -180,8 +180,10 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
   const queue = yield* SendQueue
   const decodeRequest = Wire.decode(Wire.SendEmailRequest)
   const decodeInProcess = Wire.decode(Wire.InProcessSendRequest)
+  // Where work that outlives a send runs (its record's retries), closed with the layer.
+  const scope = yield* Effect.scope
   const delivery = Delivery.make({
-    scope: yield* Effect.scope,
+    scope,
     provider,
     // Optional: with one in context, every attempt first takes a token per recipient from it.
     limiter: yield* Effect.serviceOption(SendRateLimiter),
@@ -228,6 +230,9 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
         })
       )
     )
+    // Refused unrecorded (503, nothing sent), the record may still land (a COMMIT that a stalled server
+    // answers late): taken back in the background, so that it never reads `sending`, later `unknown`.
+    const accepted = Effect.tapError(accept, () => delivery.abandon(id))
     // A vendor that de-duplicates by key sends each message once: under the caller's key when it
     // gave one (a retry after a restart is then one message to the vendor too), else the message's id.
     const providerKey = keys.provider ?? `mailroom-${id}`
@@ -236,7 +241,7 @@ export const make = Effect.fnUntraced(function* (config: Config = {}) {
       Effect.andThen(delivery.settle(id, SendRecord.outcomeOf(provider.name, exit, progress)), exit)
     )
     return Effect.andThen(
-      accept,
+      accepted,
       Effect.map(
         sent,
         (): Wire.SendEmailResponse => ({

@@ -232,6 +232,13 @@ export interface MessageLog {
   /** Records the provider's answer to a send, once: a message already answered is left as it is. */
   readonly settle: (id: string, outcome: Outcome) => Effect.Effect<void, Unavailable>
   /**
+   * A send refused because `accept` was not confirmed in time, though its record may still have been
+   * written (a COMMIT sent to a server that stalled): once any such write has ended, a record there
+   * is settled `failed` with `reason` (nothing was sent), and nothing is left when there is none.
+   * Optional for a log of your own; without it, such a record reads `sending` until the stalled sweep.
+   */
+  readonly abandon?: (id: string, reason: string) => Effect.Effect<void, Unavailable>
+  /**
    * Applies a delivery event to its message's recipient, once per event id, in any order: a state
    * only moves forward (`advance`), so a late `delivered` never overwrites `bounced`.
    */

@@ -113,6 +113,31 @@ describe("the message log on the send path", () => {
       assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
     }).pipe(Effect.provide(world.layer))
   })
+
+  it.effect("a record that lands after the send was refused is taken back: failed, never sending", () => {
+    // The database took the record but answered too late (a COMMIT a stalled server answers late).
+    const memory = MessageLog.makeMemory()
+    const log: MessageLog.MessageLog = {
+      ...memory,
+      accept: (message) =>
+        Effect.andThen(
+          memory.accept(message),
+          Effect.fail(new MailroomError.Unavailable({ message: "no answer within 5 seconds" }))
+        )
+    }
+    const world = makeWorld({ log })
+    return Effect.gen(function* () {
+      const error = yield* Effect.flip(send())
+      assert.strictEqual(error._tag, "Unavailable")
+      assert.strictEqual((world.provider as EmailProvider.MemoryEmailProvider).sent.length, 0)
+      const [landed] = (yield* memory.list(acme.orgId, { limit: 10 })).data
+      assert.strictEqual(landed?.status, "sending")
+      yield* TestClock.adjust("5 seconds")
+      const record = yield* memory.find(acme.orgId, landed?.id ?? "")
+      assert.strictEqual(record?.status, "failed")
+      assert.include(record?.reason ?? "", "nothing went to the provider")
+    }).pipe(Effect.provide(world.layer))
+  })
 })
 
 describe("recording the provider's answer", () => {

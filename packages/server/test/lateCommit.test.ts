@@ -1,6 +1,7 @@
 // A PostgreSQL that answers a COMMIT after the 5 s deadline (synchronous replication to a standby that
 // does not exist holds it): a scheduled message whose claim committed late is still sent, once, through
-// a provider that does not de-duplicate (SMTP). It was recorded `unknown` and never sent.
+// a provider that does not de-duplicate (SMTP), where it was recorded `unknown` and never sent; and a
+// send refused because its record's COMMIT was late is recorded `failed`, where it read `sending`.
 import { spawn } from "node:child_process"
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -63,7 +64,8 @@ describe("a scheduled message whose claim commits after its deadline", () => {
     (await cluster.psql(`SELECT status FROM mailroom_messages WHERE id = '${id}'`))[0]?.[0]
 
   it("is put back once the database answers, and sent once", { timeout: 90_000 }, async () => {
-    const when = new Date(Math.ceil((Date.now() + 3000) / 1000) * 1000).toISOString()
+    // Far enough ahead that the test's own session holds the row's lock first, on a busy machine too.
+    const when = new Date(Math.ceil((Date.now() + 8000) / 1000) * 1000).toISOString()
     const scheduled = await fetch(`${server.url}/emails`, {
       method: "POST",
       headers: { "x-api-key": "mr_test_acme", "content-type": "application/json" },
@@ -84,9 +86,16 @@ describe("a scheduled message whose claim commits after its deadline", () => {
     const lockerExited = new Promise((resolve) => locker.once("exit", resolve))
     try {
       locker.stdin.write(`BEGIN; SELECT 1 FROM mailroom_messages WHERE id = '${id}' FOR UPDATE;\n`)
+      await until("the test's session holds the row", async () => {
+        const [[held]] = (await cluster.psql(
+          "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.mode = 'RowShareLock' AND a.application_name = 'psql' AND a.state = 'idle in transaction'"
+        )) as [[string]]
+        return held !== "0"
+      })
+      assert.strictEqual(await status(id), "scheduled", "the lock was taken before the message's time")
       await until("the claim waits on the row's lock", async () => {
         const [[waiting]] = (await cluster.psql(
-          "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+          "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%mailroom_messages%'"
         )) as [[string]]
         return waiting !== "0"
       })
@@ -105,5 +114,37 @@ describe("a scheduled message whose claim commits after its deadline", () => {
     }
     await until("sent", async () => (await status(id)) === "sent", 60_000)
     assert.strictEqual(peer.received.filter((m) => m.raw.toString().includes("Subject: Held commit")).length, 1)
+  })
+
+  it("a send refused because its record's COMMIT was late: the record is failed, not sending", {
+    timeout: 90_000
+  }, async () => {
+    await hold(true)
+    let refused: Response
+    try {
+      refused = await fetch(`${server.url}/emails`, {
+        method: "POST",
+        headers: { "x-api-key": "mr_test_acme", "content-type": "application/json" },
+        body: JSON.stringify({
+          from: "billing@acme.example",
+          to: ["bob@example.com"],
+          subject: "Refused",
+          body: { text: "Hi" }
+        })
+      })
+    } finally {
+      await hold(false)
+    }
+    assert.strictEqual(refused.status, 503)
+    assert.strictEqual(((await refused.json()) as { may_have_been_sent: boolean }).may_have_been_sent, false)
+    // The record landed once the COMMIT was answered; it is taken back within seconds.
+    const idOf = async () =>
+      (await cluster.psql("SELECT id FROM mailroom_messages WHERE subject = 'Refused'"))[0]?.[0] as string | undefined
+    await until("the late record", async () => (await idOf()) !== undefined)
+    const id = (await idOf()) as string
+    await until("failed", async () => (await status(id)) === "failed", 30_000)
+    const [[reason]] = (await cluster.psql(`SELECT reason FROM mailroom_messages WHERE id = '${id}'`)) as [[string]]
+    assert.include(reason, "nothing went to the provider")
+    assert.strictEqual(peer.received.filter((m) => m.raw.toString().includes("Subject: Refused")).length, 0)
   })
 })

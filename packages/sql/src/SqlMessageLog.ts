@@ -65,6 +65,7 @@ const build = (db: Database): MessageLog.MessageLog =>
   MessageLog.MessageLog.of({
     accept: (message) => Changes.accept(db, message),
     settle: (id, outcome) => Changes.settle(db, id, outcome),
+    abandon: (id, reason) => Changes.abandon(db, id, reason),
     apply: (event) => Effect.map(Changes.applyAll(db, [event]), (applied) => applied[0] as MessageLog.Applied),
     applyAll: (events) => Changes.applyAll(db, events),
     find: (organizationId, id) => find(db, organizationId, id),

@@ -237,6 +237,8 @@ export const make = (options: {
 
   // Built once: a schedule from a duration string parses it, and every send settles.
   const settleRetries = Schedule.exponential(Duration.millis(100)).pipe(Schedule.upTo({ times: 3 }))
+  let takingBack = 0
+  const maxTakingBack = 100
   // Sixty tries 5 s apart, five minutes: well before the stalled sweep (ten) would record the message `unknown`.
   const backgroundSpacing = Duration.seconds(5)
   const backgroundRetries = Schedule.spaced(backgroundSpacing).pipe(Schedule.upTo({ times: 59 }))
@@ -269,7 +271,36 @@ export const make = (options: {
     )
   }
 
-  return { provider, checkSender, address, outbound, sendWithRetries, sendThen, settle }
+  /**
+   * A send refused because its record was not confirmed: the record, if it lands after all, is settled
+   * `failed` (`MessageLog.abandon`), in the background, as a late outcome is (every 5 s for five minutes).
+   */
+  const abandon = (id: string): Effect.Effect<void> => {
+    const { abandon: takeBack } = log
+    // At most `maxTakingBack` at once: in a long outage every send is refused, and each would query
+    // the database every 5 s as it comes back. Past that, a record that lands is swept `unknown`.
+    if (takeBack === undefined || takingBack >= maxTakingBack) return Effect.void
+    takingBack++
+    const reason =
+      "not sent: the message's record was not confirmed in time, so the send was answered 503 and nothing went to the provider"
+    return Effect.asVoid(
+      Effect.forkIn(
+        Effect.andThen(Effect.sleep(backgroundSpacing), Effect.retry(takeBack(id, reason), backgroundRetries)).pipe(
+          Effect.catch((error) =>
+            Effect.logError(`[mailroom] message ${id}, refused, could not be taken back: ${error.message}`)
+          ),
+          Effect.ensuring(
+            Effect.sync(() => {
+              takingBack--
+            })
+          )
+        ),
+        options.scope
+      )
+    )
+  }
+
+  return { provider, checkSender, address, outbound, sendWithRetries, sendThen, settle, abandon }
 }
 
 export type Delivery = ReturnType<typeof make>

@@ -95,7 +95,7 @@ export const make = (): MessageLog => {
       return undefined
     })
 
-  return {
+  const log: MessageLog = {
     accept: (message) =>
       Effect.sync(() => {
         const recipients = message.recipients.map(
@@ -143,6 +143,8 @@ export const make = (): MessageLog => {
         })
         entry.request = undefined
       }),
+    // A write here cannot land after its answer: a record there is settled as any refusal is.
+    abandon: (id, reason) => log.settle(id, { _tag: "Failed", provider: "mailroom", reason }),
     apply: (event) => Effect.sync(() => applyOne(event)),
     applyAll: (events) => Effect.sync(() => events.map(applyOne)),
     find: (organizationId, id) =>
@@ -267,4 +269,5 @@ export const make = (): MessageLog => {
         return purged
       })
   }
+  return log
 }

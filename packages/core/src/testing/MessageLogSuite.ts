@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as MailEvent from "../MailEvent.js"
 import { isValidationError } from "../MailroomError.js"
 import { type EmailRecord, MessageLog, makeId, type NewMessage, type State } from "../MessageLog.js"
+import { abandonCases } from "./messageLogAbandon.js"
 import { applyAllCases } from "./messageLogApplyCases.js"
 import { waitingCases } from "./messageLogWaiting.js"
 
@@ -305,6 +306,7 @@ export const MessageLogSuite = (name: string, options: MessageLogSuiteOptions): 
       listCases(it, fresh, accept, sent)
       scheduleCases(it, fresh, accept, find)
       waitingCases(it, fresh, accept, newMessage)
+      abandonCases(it, fresh, accept, newMessage)
 
       it.effect("purge deletes the records created before a time, with their history", () =>
         Effect.gen(function* () {

@@ -85,6 +85,37 @@ export const accept = ({ write, run }: Database, message: MessageLog.NewMessage)
     )
   )
 
+/**
+ * See `MessageLog.abandon`. An insert of the same id waits for one still being committed (its key must
+ * be unique): it goes in when there was none, and is taken out in the same transaction; otherwise the
+ * record is there, and the refusal is settled on it like any answer (only a message still unanswered moves).
+ */
+export const abandon = (db: Database, id: string, reason: string) => {
+  const { write, run } = db
+  const taken = run(
+    "taking back a refused message",
+    Effect.flatMap(now, (at) =>
+      write((execute) =>
+        Effect.gen(function* () {
+          const inserted = yield* execute(
+            fixed(
+              `INSERT INTO mailroom_messages (id, organization_id, created_at, status, from_address, subject,
+                attachments, html_bytes, text_bytes) VALUES ${placeholders(1, 9)}
+                ON CONFLICT (id) DO NOTHING RETURNING id`,
+              [id, "", at, "failed", "", "", "[]", 0, 0]
+            )
+          )
+          if (inserted.length > 0) yield* execute(fixed("DELETE FROM mailroom_messages WHERE id = ?", [id]))
+          return inserted.length === 0
+        })
+      )
+    )
+  )
+  return Effect.flatMap(taken, (there) =>
+    there ? settle(db, id, { _tag: "Failed", provider: "mailroom", reason }) : Effect.void
+  )
+}
+
 /** States a message is in while a recipient is still `sending` (`statusOf` puts them first). */
 const whileSending: ReadonlyArray<MessageLog.State> = ["scheduled", "cancelled", "sending"]
 const noneSending = `status NOT IN (${whileSending.map((state) => `'${state}'`).join(", ")})`
