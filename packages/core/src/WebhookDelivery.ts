@@ -1,5 +1,5 @@
 // Delivers each organisation's events to its webhook URL, signed with Standard Webhooks, from a durable
-// queue (Effect's PersistedQueue: on disk, in Redis or in memory), retried with backoff for up to 24 h.
+// queue per organisation (Effect's PersistedQueue: on disk, in Redis or in memory), retried with backoff.
 import { createHmac } from "node:crypto"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -61,9 +61,9 @@ export interface Options {
   readonly retry?: RetryPolicy
   /** How long one attempt may take; a slower receiver counts as failed. Default 15 seconds. */
   readonly timeout?: Duration.Input
-  /** Attempts in flight at once. Default 4. */
+  /** Attempts in flight at once for each organisation (each has a queue of its own). Default 4. */
   readonly concurrency?: number
-  /** The queue's name in its store. Default `"mailroom-webhooks"`. */
+  /** The queues' name in their store, followed by `/` and the organisation's id. Default `"mailroom-webhooks"`. */
   readonly queueName?: string
   /** Default: the global `fetch`. */
   readonly fetch?: typeof globalThis.fetch
@@ -135,14 +135,26 @@ export const make = (
     const timeout = millis(options.timeout, "15 seconds")
     const fetchImpl = options.fetch ?? globalThis.fetch
 
-    const queue = yield* PersistedQueue.make({
-      name: options.queueName ?? "mailroom-webhooks",
-      schema: Queued,
-      // The age of an event decides when to give up (a restart does not reset it); this only keeps
-      // the count within what every store can hold.
-      maxAttempts: 2_147_483_647,
-      retrySchedule: Schedule.min([Schedule.exponential(firstDelay), Schedule.spaced(maxDelay)]).pipe(Schedule.jittered)
-    })
+    const queueName = options.queueName ?? "mailroom-webhooks"
+    const queueNamed = (name: string) =>
+      PersistedQueue.make({
+        name,
+        schema: Queued,
+        // The age of an event decides when to give up (a restart does not reset it); this only keeps
+        // the count within what every store can hold.
+        maxAttempts: 2_147_483_647,
+        retrySchedule: Schedule.min([Schedule.exponential(firstDelay), Schedule.spaced(maxDelay)]).pipe(
+          Schedule.jittered
+        )
+      })
+    // A queue and workers per organisation: a receiver that is down or slow holds its own organisation's
+    // workers until their attempts time out, never another's (one shared queue let it hold them all).
+    const queues = new Map<string, PersistedQueue.PersistedQueue<typeof Queued.Type>>()
+    for (const organizationId of endpoints.keys()) {
+      queues.set(organizationId, yield* queueNamed(`${queueName}/${organizationId}`))
+    }
+    // Events queued by a version with one shared queue are still delivered from it.
+    const shared = yield* queueNamed(queueName)
 
     const attempt = (queued: typeof Queued.Type, attempts: number) =>
       Effect.gen(function* () {
@@ -188,30 +200,36 @@ export const make = (
         )
       )
 
-    const worker = queue
-      .take((queued, { attempts }) => attempt(queued, attempts))
-      .pipe(
-        Effect.catchCause((cause) => {
-          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-          const error = Cause.findErrorOption(cause)
-          // A failed attempt is already logged and scheduled again by the queue.
-          if (error._tag === "Some" && error.value._tag === "DeliveryFailed") return Effect.void
-          // The store itself failed (a full disk, Redis gone): say so, and do not spin.
-          return Effect.logError(`[mailroom] webhook queue: ${Cause.pretty(cause)}`).pipe(
-            Effect.andThen(Effect.sleep("1 second"))
-          )
-        }),
-        Effect.forever
-      )
-    for (let i = 0; i < Math.max(1, options.concurrency ?? 4); i++) yield* Effect.forkScoped(worker)
+    const worker = (queue: PersistedQueue.PersistedQueue<typeof Queued.Type>) =>
+      queue
+        .take((queued, { attempts }) => attempt(queued, attempts))
+        .pipe(
+          Effect.catchCause((cause) => {
+            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+            const error = Cause.findErrorOption(cause)
+            // A failed attempt is already logged and scheduled again by the queue.
+            if (error._tag === "Some" && error.value._tag === "DeliveryFailed") return Effect.void
+            // The store itself failed (a full disk, Redis gone): say so, and do not spin.
+            return Effect.logError(`[mailroom] webhook queue: ${Cause.pretty(cause)}`).pipe(
+              Effect.andThen(Effect.sleep("1 second"))
+            )
+          }),
+          Effect.forever
+        )
+    for (const queue of [...queues.values(), shared]) {
+      for (let i = 0; i < Math.max(1, options.concurrency ?? 4); i++) yield* Effect.forkScoped(worker(queue))
+    }
 
     return {
       deliver: (events) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
           yield* Effect.forEach(
-            events.filter((event) => endpoints.has(event.organization_id)),
-            (event) =>
+            events.flatMap((event) => {
+              const queue = queues.get(event.organization_id)
+              return queue === undefined ? [] : [{ event, queue }]
+            }),
+            ({ event, queue }) =>
               queue.offer(
                 {
                   organizationId: event.organization_id,

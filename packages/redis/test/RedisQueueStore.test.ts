@@ -106,7 +106,7 @@ describe("RedisQueueStore", () => {
         assert.strictEqual(payload.recipient, "alice@example.com")
       }
       // The queue lived in Redis under the prefix; once delivered, only its de-duplication record is left.
-      assert.deepStrictEqual(left, [`${prefix}mailroom-webhooks:ids`])
+      assert.deepStrictEqual(left, [`${prefix}mailroom-webhooks/org_acme:ids`])
     }).pipe(Effect.scoped)
   )
 
