@@ -1,8 +1,8 @@
 // Sending many: each item of a batch decoded and sent on its own, answered by its index; one
 // Idempotency-Key for the whole batch; a few items at a time; bad batches refused whole.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { EmailProvider, Mailer, MailroomError, MessageLog } from "../src/index.js"
+import { Duration, Effect } from "effect"
+import { EmailProvider, Mailer, MailroomError, MessageLog, ProviderError } from "../src/index.js"
 import { acme, makeWorld, startingAt } from "./fixtures.js"
 
 const item = (n: number, overrides: Record<string, unknown> = {}) => ({
@@ -81,6 +81,44 @@ describe("Mailer.sendBatch", () => {
       const log = yield* MessageLog.MessageLog
       const listed = yield* log.list(acme.orgId, { limit: 100 })
       assert.strictEqual(listed.data.length, 2, "nothing recorded twice")
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.effect("a batch the provider took none of (paused, down, throttled) fails whole, and a retry sends it", () => {
+    const memory = EmailProvider.makeMemory()
+    let refusal: ProviderError.Reason | undefined
+    const provider: EmailProvider.EmailProvider = {
+      ...memory,
+      send: (email) =>
+        refusal === undefined
+          ? memory.send(email)
+          : Effect.fail(new ProviderError.ProviderError({ provider: "memory", reason: refusal }))
+    }
+    const world = makeWorld({ provider, mailer: { retry: { maxAttempts: 1 } } })
+    return Effect.gen(function* () {
+      const down = [
+        new ProviderError.SendingPaused({ message: "sending is paused", permanent: false }),
+        new ProviderError.Unavailable({ message: "down", possiblySent: false, retryAfter: Duration.seconds(30) }),
+        new ProviderError.RateLimited({ message: "slow down", retryAfter: Duration.seconds(2) })
+      ]
+      for (const [n, reason] of down.entries()) {
+        refusal = reason
+        const before = memory.sent.length
+        const key = `down-${n}`
+        const failed = yield* Effect.flip(sendBatch([item(0), item(1)], { idempotencyKey: key }))
+        assert.isTrue(MailroomError.isUnavailable(failed), reason._tag)
+        assert.strictEqual(memory.sent.length, before)
+        refusal = undefined
+        const retried = yield* sendBatch([item(0), item(1)], { idempotencyKey: key })
+        assert.isFalse(retried.replayed, reason._tag)
+        assert.strictEqual(retried.response.data.length, 2)
+        assert.strictEqual(memory.sent.length, before + 2)
+      }
+      // Refused for good (every item invalid), the answer is kept and replayed.
+      const invalid = [item(0, { to: [] })]
+      const first = yield* sendBatch(invalid, { idempotencyKey: "invalid" })
+      assert.deepStrictEqual(first.response.data, [])
+      assert.isTrue((yield* sendBatch(invalid, { idempotencyKey: "invalid" })).replayed)
     }).pipe(Effect.provide(world.layer))
   })
 

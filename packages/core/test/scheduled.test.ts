@@ -3,7 +3,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { Attachments, Mailer, MailroomError, MessageLog, ProviderError, Suppressions, type Wire } from "../src/index.js"
+import {
+  Attachments,
+  EmailProvider,
+  Mailer,
+  MailroomError,
+  MessageLog,
+  ProviderError,
+  Suppressions,
+  type Wire
+} from "../src/index.js"
 import { acme, globex } from "./fixtures.js"
 import { at, inWorld, until, world } from "./scheduling.js"
 
@@ -299,6 +308,41 @@ describe("scheduled sends", () => {
         yield* TestClock.adjust("1 hour")
         yield* until("sent", statusIs(first.response.message_id, "sent"))
         assert.strictEqual(w.provider.sent.length, 1)
+      })
+    )
+  })
+
+  it.effect("the scheduled items of a batch under one Idempotency-Key each leave, under keys of their own", () => {
+    // As Resend does: a second send under a key it has seen is answered as the first, and not sent.
+    const memory = EmailProvider.makeMemory()
+    const seen = new Map<string, string>()
+    const provider: EmailProvider.EmailProvider = {
+      ...memory,
+      deduplicatesByKey: true,
+      send: (email) => {
+        const earlier = email.idempotencyKey === undefined ? undefined : seen.get(email.idempotencyKey)
+        if (earlier !== undefined) return Effect.succeed({ messageId: earlier })
+        return Effect.map(memory.send(email), (answer) => {
+          if (email.idempotencyKey !== undefined) seen.set(email.idempotencyKey, answer.messageId)
+          return answer
+        })
+      }
+    }
+    const w = world({ provider })
+    return inWorld(
+      w,
+      Effect.gen(function* () {
+        const m = yield* mailer
+        const items = ["First", "Second", "Third"].map((subject) => request({ subject }))
+        const { response } = yield* m.sendBatch(acme, items, { idempotencyKey: "batch-later" })
+        assert.deepStrictEqual(
+          response.data.map((d) => d.status),
+          ["scheduled", "scheduled", "scheduled"]
+        )
+        yield* TestClock.adjust("1 hour")
+        for (const d of response.data) yield* until("sent", statusIs(d.message_id, "sent"))
+        assert.deepStrictEqual(memory.sent.map((s) => s.email.subject).sort(), ["First", "Second", "Third"])
+        assert.strictEqual(new Set(memory.sent.map((s) => s.email.idempotencyKey)).size, 3)
       })
     )
   })

@@ -141,6 +141,16 @@ describe("the server on Resend, in its own process, against the stand-in", () =>
     }
   }
   const message = { from: "billing@acme.example", to: ["alice@example.com"], subject: "Hi", body: { text: "x" } }
+  /** The record once it has left `scheduled` and `sending` (a user polling it), or a failure at the deadline. */
+  const settled = async (id: string) => {
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+      const response = await fetch(`${server.url}/emails/${id}`, { headers: { "x-api-key": "mr_test_acme" } })
+      const record = (await response.json()) as { status: string; reason: string | null; provider_message_id: string }
+      if (record.status !== "scheduled" && record.status !== "sending") return record
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    return assert.fail(`message ${id} was not sent within 30 s`)
+  }
 
   it("sends with the attachment's bytes, the organisation as a tag and a derived Idempotency-Key; a replay sends nothing", async () => {
     const presigned = await call("/attachments/presign", { filename: "report.pdf", content_type: "application/pdf" })
@@ -165,6 +175,27 @@ describe("the server on Resend, in its own process, against the stand-in", () =>
     const again = await call("/emails", request, { "idempotency-key": "order-42" })
     assert.strictEqual(again.body.message_id, id)
     assert.strictEqual(standIn.accepted.length, count)
+  })
+
+  it("the scheduled items of a batch under one Idempotency-Key each reach Resend, under keys of their own", async () => {
+    const scheduled_at = new Date(Date.now() + 1500).toISOString()
+    const items = ["First", "Second", "Third"].map((subject) => ({ ...message, subject, scheduled_at }))
+    const batch = await call("/emails/batch", items, { "idempotency-key": "later-batch" })
+    assert.strictEqual(batch.status, 200, JSON.stringify(batch.body))
+    const ids = (batch.body.data as Array<{ message_id: string }>).map((d) => d.message_id)
+    assert.strictEqual(ids.length, 3)
+    const records = await Promise.all(ids.map((id) => settled(id)))
+    assert.deepStrictEqual(
+      records.map((r) => r.status),
+      ["sent", "sent", "sent"],
+      JSON.stringify(records.map((r) => r.reason))
+    )
+    const taken = records.map((r) => standIn.accepted.find((m) => m.id === r.provider_message_id))
+    assert.deepStrictEqual(
+      taken.map((m) => m?.fields.subject),
+      ["First", "Second", "Third"]
+    )
+    assert.strictEqual(new Set(taken.map((m) => m?.idempotencyKey)).size, 3)
   })
 
   it("a From Resend has not verified is 422 {error} naming it", async () => {

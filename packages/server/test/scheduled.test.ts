@@ -1,7 +1,7 @@
 // Sending later and sending many on the `mailroom` command, as a user runs it (SQLite records, the
 // outbox): what the outbox holds and when, a cancel, a batch retried under its key, every bad input's
 // 4xx with nothing queued, the backlog on /metrics, and a SIGKILL while messages wait.
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -247,6 +247,37 @@ describe("scheduled sends on one server", () => {
       15_000
     )
   }, 20_000)
+})
+
+describe("a batch while the provider takes nothing", () => {
+  it("paused: 503, nothing kept under its key; once sending resumes, the retry sends every item", async () => {
+    const world = await setUp({ provider: { kind: "outbox", dir: "outbox", paused: true } })
+    const batch = [message("first"), message("second")]
+    const key = { "idempotency-key": "paused-batch" }
+    let server = await startServer(world.path)
+    try {
+      await whenReady(server)
+      const refused = await api(server, "POST", "/emails/batch", batch, key)
+      assert.strictEqual(refused.status, 503, JSON.stringify(refused.body))
+      assert.deepStrictEqual(refused.body, {
+        error: "no message of the batch was sent: sending is paused on this outbox (paused: true)"
+      })
+      await server.stop()
+      const config = JSON.parse(await readFile(world.path, "utf8")) as Record<string, unknown>
+      await writeFile(world.path, JSON.stringify({ ...config, provider: { kind: "outbox", dir: "outbox" } }))
+      server = await startServer(world.path)
+      await whenReady(server)
+      const retried = await api(server, "POST", "/emails/batch", batch, key)
+      assert.strictEqual(retried.status, 200, JSON.stringify(retried.body))
+      assert.isNull(retried.headers.get("idempotent-replayed"))
+      const ids = (retried.body.data as Array<{ message_id: string }>).map((d) => `${d.message_id}.eml`)
+      assert.strictEqual(ids.length, 2)
+      assert.sameMembers(await world.outbox(), ids)
+    } finally {
+      await server.stop()
+      await rm(world.dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
 
 describe("a server killed with SIGKILL while scheduled messages wait", () => {

@@ -1,9 +1,10 @@
 // `POST /emails/batch`: each item decoded and sent (or scheduled) on its own, a few at a time, and
 // answered by its index: the accepted in `data`, the refused in `errors`, naming their fields.
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { Conflict, Unavailable } from "../MailroomError.js"
-import { ValidationError } from "../MailroomError.js"
+import type { Conflict } from "../MailroomError.js"
+import { Unavailable, ValidationError } from "../MailroomError.js"
 import type { ObjectStoreError } from "../ObjectStore.js"
 import type { Principal } from "../Organizations.js"
 import { isProviderError, type ProviderError } from "../ProviderError.js"
@@ -57,6 +58,45 @@ const messagesOf = (error: ItemError): ReadonlyArray<string> => {
   return [`request: ${error.message}`]
 }
 
+/** How long to wait before a send refused for now is worth trying again, when that refusal says. */
+const notYet = (error: ItemError): Duration.Duration | "not yet" | undefined => {
+  if (error._tag === "Unavailable") return error.retryAfter ?? "not yet"
+  if (!isProviderError(error)) return undefined
+  const { reason } = error
+  if (reason._tag === "RateLimited") return reason.retryAfter ?? Duration.seconds(1)
+  if (reason._tag === "Unavailable" && !reason.possiblySent) return reason.retryAfter ?? "not yet"
+  if (reason._tag === "SendingPaused" && !reason.permanent) return "not yet"
+  return undefined
+}
+
+/**
+ * A batch none of whose items was taken, because the provider (or a store) refused them for now: the
+ * whole batch fails as a single send would (503 with Retry-After), so its Idempotency-Key is released
+ * and a retry sends it. Kept as an answer, it would be replayed for 24 hours with nothing ever sent.
+ * Undefined when an item may have been sent, or none was refused for now.
+ */
+const unsentForNow = (exits: ReadonlyArray<Exit.Exit<unknown, ItemError>>): Unavailable | undefined => {
+  const errors = exits.map((exit) => Exit.findErrorOption(exit))
+  const possiblySent = errors.some(
+    (e) =>
+      e._tag === "None" ||
+      (isProviderError(e.value) && e.value.reason._tag === "Unavailable" && e.value.reason.possiblySent)
+  )
+  if (possiblySent) return undefined
+  for (const error of errors) {
+    if (error._tag === "None") continue
+    const wait = notYet(error.value)
+    if (wait === undefined) continue
+    return new Unavailable({
+      message: `no message of the batch was sent: ${messagesOf(error.value)
+        .map((m) => m.replace(/^request: /, ""))
+        .join("; ")}`,
+      ...(wait === "not yet" ? {} : { retryAfter: wait })
+    })
+  }
+  return undefined
+}
+
 export const make = (options: {
   readonly decode: (input: unknown) => Effect.Effect<Request, ValidationError>
   readonly deliver: (
@@ -77,8 +117,8 @@ export const make = (options: {
     principal: Principal,
     items: ReadonlyArray<unknown>,
     key: string | undefined
-  ): Effect.Effect<Wire.SendBatchResponse> =>
-    Effect.map(
+  ): Effect.Effect<Wire.SendBatchResponse, Unavailable> =>
+    Effect.flatMap(
       Effect.forEach(
         items,
         (item, index) =>
@@ -96,7 +136,7 @@ export const make = (options: {
           ),
         { concurrency }
       ),
-      (exits) => {
+      (exits): Effect.Effect<Wire.SendBatchResponse, Unavailable> => {
         const data: Array<Wire.SendBatchResponse["data"][number]> = []
         const errors: Array<Wire.SendBatchResponse["errors"][number]> = []
         exits.forEach((exit, index) => {
@@ -119,7 +159,8 @@ export const make = (options: {
               error._tag === "Some" ? messagesOf(error.value) : ["request: internal error; nothing is known to be sent"]
           })
         })
-        return { data, errors }
+        const notNow = data.length === 0 ? unsentForNow(exits) : undefined
+        return notNow === undefined ? Effect.succeed({ data, errors }) : Effect.fail(notNow)
       }
     )
 

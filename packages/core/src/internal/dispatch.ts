@@ -173,7 +173,7 @@ export const make = (options: {
     loaded: ReadonlyArray<OutboundAttachment>,
     attempt: Attempt
   ): Effect.Effect<Dispatched, Unavailable> => {
-    const key = providerKeyFor(record.organization_id, record.id, record.idempotency_key)
+    const key = providerKeyFor(record.id)
     const email = delivery.outbound(principal, record.id, request, to, loaded, key)
     return delivery.sendThen(email, undefined, (exit) => {
       const failure = Exit.findErrorOption(exit)

@@ -12,7 +12,6 @@ import type { Principal } from "../Organizations.js"
 import type { ProviderError } from "../ProviderError.js"
 import * as Wire from "../Wire.js"
 import type { Delivery } from "./delivery.js"
-import { providerKeyOf } from "./delivery.js"
 import type * as SendAttachments from "./sendAttachments.js"
 import * as SendExtras from "./sendExtras.js"
 import type { SendQueue } from "./sendQueueService.js"
@@ -151,9 +150,12 @@ export const make = (options: {
   return { schedule, cancel, reschedule }
 }
 
-/** The provider key of a scheduled message: the caller's Idempotency-Key's when it gave one, else its id's. */
-export const providerKeyFor = (organizationId: string, id: string, idempotencyKey: string | null): string =>
-  idempotencyKey === null ? `mailroom-${id}` : providerKeyOf(organizationId, idempotencyKey)
+/**
+ * The provider key of a scheduled message: its id's, never the caller's Idempotency-Key's, which
+ * every scheduled item of a batch shares (a provider de-duplicating by key would send one of them).
+ * The Idempotency-Key has done its work once the message is recorded: a retry replays the answer.
+ */
+export const providerKeyFor = (id: string): string => `mailroom-${id}`
 
 export const retryLater = (message: string): Unavailable =>
   new Unavailable({ message, retryAfter: Duration.seconds(1) })

@@ -92,7 +92,8 @@ export const paths = (base: string) => ({
       description:
         "Each item is checked and sent as `POST /emails` would, a few at a time, under the same rate limits. " +
         "Accepted items are listed in `data`, refused ones in `errors`, each by its index. 200 when any item " +
-        "was accepted, 400 with the same body when none was. One Idempotency-Key covers the whole batch.",
+        "was accepted, 400 with the same body when none was, 503 when the provider took none for now (nothing is " +
+        "kept under the Idempotency-Key then). One Idempotency-Key covers the whole batch.",
       security,
       parameters: [idempotencyKey],
       requestBody: jsonBody("SendBatchRequest"),
