@@ -767,7 +767,7 @@ export interface paths {
         put?: never;
         /**
          * Send (or schedule) up to 100 messages, each on its own
-         * @description Each item is checked and sent as `POST /emails` would, a few at a time, under the same rate limits. Accepted items are listed in `data`, refused ones in `errors`, each by its index. 200 when any item was accepted, 400 with the same body when none was. One Idempotency-Key covers the whole batch.
+         * @description Each item is checked and sent as `POST /emails` would, a few at a time, under the same rate limits. Accepted items are listed in `data`, refused ones in `errors`, each by its index. 200 when any item was accepted, 400 with the same body when none was, 503 when the provider took none for now (nothing is kept under the Idempotency-Key then). One Idempotency-Key covers the whole batch.
          */
         post: {
             parameters: {
