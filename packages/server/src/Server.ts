@@ -1,7 +1,7 @@
 // The standalone service: builds the layers a config names, serves both API variants on one
 // node:http server, logs one line per request, and shuts down gracefully.
 import type { IncomingMessage, Server as NodeServer, ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, isIPv6 } from "node:net"
 import { join } from "node:path"
 import { MailroomError } from "@mailroom/core"
 import { MailroomHandler } from "@mailroom/http"
@@ -247,7 +247,9 @@ const serve = async (config: Config, options: StartOptions): Promise<RunningServ
   server.on("clientError", answerClientError)
   await listen(server, config.port, host)
   const port = (server.address() as AddressInfo).port
-  const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`
+  const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
+  // An IPv6 address is bracketed in a URL (`http://[::1]:3000`): written bare, the URL does not parse.
+  const url = `http://${isIPv6(shown) ? `[${shown}]` : shown}:${port}`
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, "")
 
   // Aborted when the grace period is over: sends still waiting on the provider are answered then.

@@ -13,6 +13,7 @@ import {
   positive,
   SecretOrEnv as SecretOrEnvSchema,
   Time,
+  TimerTime,
   Url
 } from "./internal/decode.js"
 import { Events, type EventsConfig, eventsSection } from "./internal/eventsConfig.js"
@@ -145,8 +146,8 @@ export const ServerConfig = Schema.Struct({
   ),
   metrics: Schema.optionalKey(Metrics),
   tracing: Schema.optionalKey(Tracing),
-  shutdownGracePeriod: Schema.optionalKey(Time),
-  requestTimeout: Schema.optionalKey(Time),
+  shutdownGracePeriod: Schema.optionalKey(TimerTime),
+  requestTimeout: Schema.optionalKey(TimerTime),
   viewer: Schema.optionalKey(Viewer)
 })
 

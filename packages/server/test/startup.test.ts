@@ -98,6 +98,15 @@ describe("a dependency the config names cannot be used at start-up", () => {
     assert.include(output, `ECONNREFUSED 127.0.0.1:${port}`)
   })
 
+  it("the messages' PostgreSQL on a closed port names messages, without a stack", async () => {
+    const port = await freePort()
+    const { output } = await refused("messages-postgres", {
+      messages: { kind: "postgres", url: `postgres://mailroom:${password}@127.0.0.1:${port}/app` }
+    })
+    assert.match(output, /messages(\.url)?: |message tables/)
+    assert.notInclude(output, "SqlError")
+  })
+
   it("S3 on a closed port names storage.endpoint and the refused connection", async () => {
     const port = await freePort()
     const { output } = await refused("s3", {

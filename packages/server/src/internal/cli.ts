@@ -33,7 +33,8 @@ const fail = (message: string): never => {
 const portFromEnv = () => {
   const raw = process.env.PORT
   if (raw === undefined || raw === "") return undefined
-  const port = Number(raw)
+  // Digits only: Number() would also take "0x10", "1e3" or " 3000 " as some other port.
+  const port = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
   return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : fail(`PORT: "${raw}" is not a port number`)
 }
 

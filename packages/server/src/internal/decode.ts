@@ -32,6 +32,20 @@ export const Time = Schema.String.pipe(
   )
 )
 
+/**
+ * A duration that becomes a Node.js timer (`setTimeout`, `http.Server`'s `requestTimeout`), which takes
+ * at most 2^31 - 1 ms (about 24.8 days): a longer one would fire after 1 ms, or throw.
+ */
+export const TimerTime = Time.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) =>
+      Duration.toMillis(Duration.fromInputUnsafe(s as Duration.Input)) <= 2 ** 31 - 1
+        ? undefined
+        : 'must be at most "24 days"'
+    )
+  )
+)
+
 /** A secret written in the file, or `{"env": "NAME"}` to read it from that environment variable at start-up. */
 export const SecretOrEnv = Schema.Union([
   nonEmpty("a secret"),

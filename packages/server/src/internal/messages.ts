@@ -2,6 +2,7 @@
 // section's database, or memory), with the retention sweep running on the log; the queue of scheduled
 // sends on the same database, and its worker's options.
 import { type MailroomError, MessageLog, SendQueue, Suppressions } from "@mailroom/core"
+import * as Cause from "effect/Cause"
 import type * as EffectConfig from "effect/Config"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -13,6 +14,9 @@ import { messagesDatabase, type SqlConnections } from "./connections.js"
 import { lazy } from "./lazy.js"
 
 type Records = MessageLog.MessageLog | Suppressions.Suppressions
+
+const isSqlError = (u: unknown): u is SqlError.SqlError =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
 
 /** Why the database could not be opened, for the field that names it; the URL (and its password) never. */
 const openProblem = (messages: Config["messages"], error: SqlError.SqlError): ServerConfigError =>
@@ -78,11 +82,17 @@ export const queueLayer = (
     ...(pollInterval === undefined ? {} : { pollInterval: pollInterval as Duration.Input })
   }).pipe(
     Layer.provide(sql(database)),
-    Layer.catchTag("SqlError", (error) =>
-      Layer.unwrap(
-        Effect.fail(openProblem(messages, error)) as Effect.Effect<Layer.Layer<SendQueue.SendQueue>, ServerConfigError>
+    // The queue's table is created as the layer is built, and a database that cannot be reached then
+    // is a defect of SendQueue.layerSql, not a failure: both are named after the field.
+    Layer.catchCause((cause) => {
+      const error = Cause.squash(cause)
+      return Layer.unwrap(
+        (isSqlError(error) ? Effect.fail(openProblem(messages, error)) : Effect.failCause(cause)) as Effect.Effect<
+          Layer.Layer<SendQueue.SendQueue>,
+          ServerConfigError
+        >
       )
-    )
+    })
   )
 }
 

@@ -35,8 +35,13 @@ export const listenError = (error: Error & { readonly code?: string }, port: num
       return new ServerStartError({ problems: [`port: ${port} may not be used by this user on ${host}: ${another}`] })
     case "EADDRNOTAVAIL":
       return new ServerStartError({ problems: [`HOST: ${host} is not an address of this machine`] })
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return new ServerStartError({
+        problems: [`HOST: ${host} is not an address, and no address was found for it (${error.code})`]
+      })
     default:
-      return error
+      return new ServerStartError({ problems: [`port: cannot listen on ${host} port ${port}: ${error.message}`] })
   }
 }
 
