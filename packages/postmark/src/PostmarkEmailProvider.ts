@@ -135,6 +135,13 @@ const connector = (
     }
     const token = Adapter.secretValue(options.serverToken)
     if (token.trim() === "") return yield* Effect.fail(Adapter.invalidOption("serverToken", "must not be empty"))
+    // It travels in a header: a character a header cannot carry would fail every send, in words that
+    // quote it (fetch names the character's code).
+    if (!/^[\x21-\x7e]+$/.test(token)) {
+      return yield* Effect.fail(
+        Adapter.invalidOption("serverToken", "must be printable ASCII, as Postmark's server tokens are")
+      )
+    }
     const requestHost = options.requestHost ?? "api.postmarkapp.com"
     if (!isHost(requestHost)) {
       return yield* Effect.fail(

@@ -499,6 +499,12 @@ describe("PostmarkEmailProvider options", () => {
 
   const cases = [
     { option: "serverToken", env: { POSTMARK_SERVER_TOKEN: "  " }, options: { serverToken: Redacted.make("  ") } },
+    // A character an HTTP header cannot carry: fetch's own error would quote its code, part of the secret.
+    {
+      option: "serverToken",
+      env: { POSTMARK_SERVER_TOKEN: "tok\u2026en" },
+      options: { serverToken: Redacted.make("tok\u2026en") }
+    },
     {
       option: "requestHost",
       env: { POSTMARK_REQUEST_HOST: "https://api.postmarkapp.com" },

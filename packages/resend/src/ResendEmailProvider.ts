@@ -70,8 +70,12 @@ const connect = (options: Options): Effect.Effect<Connection, Config.ConfigError
     if (typeof apiKey !== "string" || apiKey.trim() === "") {
       return yield* Effect.fail(Adapter.invalidOption("apiKey", "must not be empty"))
     }
-    if (/[\s\p{Cc}]/u.test(apiKey)) {
-      return yield* Effect.fail(Adapter.invalidOption("apiKey", "must not contain spaces or control characters"))
+    // It travels in a header: a character a header cannot carry would fail every send, in words that
+    // quote it (fetch names the character's code).
+    if (!/^[\x21-\x7e]+$/.test(apiKey)) {
+      return yield* Effect.fail(
+        Adapter.invalidOption("apiKey", "must be printable ASCII, without spaces, as Resend's API keys are")
+      )
     }
     const base = URL.parse(options.baseUrl ?? defaultBaseUrl)
     if (

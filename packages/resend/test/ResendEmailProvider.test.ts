@@ -210,6 +210,7 @@ describe("ResendEmailProvider options", () => {
   const cases: ReadonlyArray<readonly [string, Record<string, unknown>, string]> = [
     ["an empty apiKey", { RESEND_API_KEY: " " }, "apiKey"],
     ["an apiKey with a line break", { RESEND_API_KEY: "re_abc\nx" }, "apiKey"],
+    ["an apiKey with a character no HTTP header carries", { RESEND_API_KEY: "re_abc\u2026" }, "apiKey"],
     ["a baseUrl that is not http(s)", { RESEND_API_KEY: "re_abc", RESEND_BASE_URL: "ftp://api.resend.com" }, "baseUrl"],
     ["a baseUrl with a query", { RESEND_API_KEY: "re_abc", RESEND_BASE_URL: "https://api.resend.com?x=1" }, "baseUrl"],
     ["a timeout of zero", { RESEND_API_KEY: "re_abc", RESEND_TIMEOUT: "0 seconds" }, "timeout"]
