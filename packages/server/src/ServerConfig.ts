@@ -341,10 +341,13 @@ export const load = async (path: string, options: Omit<ParseOptions, "source" | 
     throw configError(path, [`cannot be read: ${(cause as Error).message}`])
   }
   let input: unknown
+  // An editor's byte-order mark is not JSON, and it is invisible in the error it would cause.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
   try {
     input = JSON.parse(text)
   } catch (cause) {
-    throw configError(path, [`is not valid JSON: ${(cause as Error).message}`])
+    const comments = /^\s*(\/\/|\/\*)/m.test(text) ? " (JSON has no comments: remove them)" : ""
+    throw configError(path, [`is not valid JSON: ${(cause as Error).message}${comments}`])
   }
   return parse(input, { source: path, baseDir: dirname(resolve(path)), ...options })
 }

@@ -93,12 +93,16 @@ describe("ServerConfig: the messages section", () => {
       problems({ messages: { kind: "sqlite", queue: { concurrency: 0, lockExpiration: "soon", every: 1 } } }),
       [
         "messages.queue.every: is not a known field",
-        "messages.queue.concurrency: must be a whole number above 0",
+        "messages.queue.concurrency: must be a whole number from 1 to 1000",
         'messages.queue.lockExpiration: must be a duration above zero such as "30 days" or "12 hours"'
       ]
     )
     assert.deepStrictEqual(problems({ messages: { kind: "memory", queue: { lockExpiration: "1 minute" } } }), [
       "messages.queue.lockExpiration: is not a known field"
+    ])
+    // A worker per unit starts with the server: a million of them hung start-up, saying nothing.
+    assert.deepStrictEqual(problems({ messages: { kind: "memory", queue: { concurrency: 1_000_000 } } }), [
+      "messages.queue.concurrency: must be a whole number from 1 to 1000"
     ])
   })
 
@@ -160,6 +164,28 @@ describe("Server.start with a messages database that cannot be opened", () => {
       // The storage and outbox folders are made beside the database while it fails to open: a mkdir
       // already on the thread pool may land after start-up has failed, as rm walks the folder.
       await rm(dir, { recursive: true, force: true, maxRetries: 5 })
+    }
+  })
+})
+
+describe("ServerConfig.load: the file itself", () => {
+  it("reads a file an editor saved with a byte-order mark; says JSON has no comments", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailroom-load-"))
+    try {
+      const config = JSON.stringify({ ...base, messages: { kind: "memory" } })
+      const withBom = join(dir, "bom.json")
+      await writeFile(withBom, `\ufeff${config}`)
+      assert.strictEqual((await ServerConfig.load(withBom)).messages.kind, "memory")
+      const commented = join(dir, "commented.json")
+      await writeFile(commented, `{\n  // the API keys\n${config.slice(1)}`)
+      const refused = await ServerConfig.load(commented).then(
+        () => undefined,
+        (error: unknown) => (ServerConfig.isServerConfigError(error) ? error.problems : [String(error)])
+      )
+      assert.lengthOf(refused ?? [], 1)
+      assert.match(refused?.[0] ?? "", /^is not valid JSON: .*\(JSON has no comments: remove them\)$/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
     }
   })
 })

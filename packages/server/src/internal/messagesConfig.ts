@@ -4,7 +4,7 @@ import { resolve } from "node:path"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Decoded, databaseUrl, decodeKind, nonEmpty, PostgresUrl, positive } from "./decode.js"
+import { type Decoded, databaseUrl, decodeKind, nonEmpty, PostgresUrl } from "./decode.js"
 
 /** A duration above zero as Effect writes it: `"30 days"`, `"12 hours"`. */
 const Retention = Schema.String.pipe(
@@ -20,8 +20,16 @@ const Retention = Schema.String.pipe(
 
 /** The queue of scheduled sends on the records' database: its worker, and how it shares the looks. */
 const SqlQueue = Schema.Struct({
-  /** Scheduled messages this instance sends at once. Default 16. */
-  concurrency: Schema.optionalKey(positive("a whole number above 0", true)),
+  /** Scheduled messages this instance sends at once, 1 to 1000 (each a fiber from start-up). Default 16. */
+  concurrency: Schema.optionalKey(
+    Schema.Number.pipe(
+      Schema.check(
+        Schema.makeFilter((n: number) =>
+          Number.isInteger(n) && n >= 1 && n <= 1000 ? undefined : "must be a whole number from 1 to 1000"
+        )
+      )
+    )
+  ),
   /** How long a look held by an instance that stopped stays locked before another takes it. Default "30 seconds". */
   lockExpiration: Schema.optionalKey(Retention),
   /** How often an idle worker asks the database for due looks. Default "1 second". */
