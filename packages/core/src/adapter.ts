@@ -46,6 +46,7 @@ export {
   /** The event as a message's history keeps it: without the vendor's raw record. */
   timelineOf
 } from "./internal/memoryMessageLog.js"
+export { outageLog } from "./internal/outageLog.js"
 export { publishAccepted } from "./internal/publish.js"
 export { admit } from "./internal/read.js"
 export { constantTimeEqual, hashedProblem as hashedSecretProblem } from "./internal/secret.js"

@@ -5,7 +5,6 @@ import { PgClient } from "@effect/sql-pg"
 import { MailroomError, Organizations } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
 import * as Cache from "effect/Cache"
-import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -90,18 +89,14 @@ const build = Effect.fnUntraced(function* ({ rules, cacheTtl, timeout, capacity 
   const sql = yield* SqlClient.SqlClient
 
   // An outage fails every request; the log hears of it once per ten seconds, not once per request.
-  let lastLogged = Number.NEGATIVE_INFINITY
+  const logOutage = Adapter.outageLog()
   const unavailable = (what: string, cause: unknown) =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      if (now - lastLogged >= 10_000) {
-        lastLogged = now
-        yield* Effect.logError(
-          `[mailroom] the organisations database cannot be reached (${what}): ${Adapter.describeCause(cause)}; answering 503`
-        )
-      }
-      return yield* Errors.toUnavailable(what, cause)
-    })
+    Effect.andThen(
+      logOutage(
+        `[mailroom] the organisations database cannot be reached (${what}): ${Adapter.describeCause(cause)}; answering 503`
+      ),
+      Effect.fail(Errors.toUnavailable(what, cause))
+    )
 
   /**
    * A query with a deadline. It runs in a fiber of its own that is only abandoned at the deadline:

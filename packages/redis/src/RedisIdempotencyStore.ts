@@ -3,7 +3,6 @@
 
 import { IdempotencyStore, type MailroomError } from "@mailroom/core"
 import * as Adapter from "@mailroom/core/adapter"
-import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -80,13 +79,9 @@ const build = ({
 
     // An outage fails every send with a key; the log hears of it once per ten seconds, not once per
     // request (thousands of lines a second under load), as the message database's outages are.
-    let lastLogged = Number.NEGATIVE_INFINITY
+    const logOutage = Adapter.outageLog()
     const logFailure = (what: string, error: MailroomError.Unavailable) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) => {
-        if (at - lastLogged < 10_000) return Effect.void
-        lastLogged = at
-        return Effect.logError(`[mailroom] idempotency ${what} on Redis failed: ${String(error.cause)}`)
-      })
+      logOutage(`[mailroom] idempotency ${what} on Redis failed: ${String(error.cause)}`)
 
     const run = <A>(what: string, command: Effect.Effect<A, Redis.RedisError>) =>
       command.pipe(

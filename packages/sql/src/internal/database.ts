@@ -151,18 +151,12 @@ export const open = (
     )
 
     // An outage fails every operation; the log hears of it once per ten seconds, not once per request.
-    let lastLogged = Number.NEGATIVE_INFINITY
+    const logOutage = Adapter.outageLog()
     const unavailable = (operation: string, cause: unknown) =>
-      Effect.gen(function* () {
-        const at = yield* Clock.currentTimeMillis
-        if (at - lastLogged >= 10_000) {
-          lastLogged = at
-          yield* Effect.logError(
-            `[mailroom] the message database failed (${operation}): ${Adapter.describeCause(cause)}`
-          )
-        }
-        return yield* Effect.fail(toUnavailable(operation, cause))
-      })
+      Effect.andThen(
+        logOutage(`[mailroom] the message database failed (${operation}): ${Adapter.describeCause(cause)}`),
+        Effect.fail(toUnavailable(operation, cause))
+      )
 
     const late = (operation: string) =>
       unavailable(operation, new Error(`no answer within ${Duration.format(timeout)}`))
