@@ -243,6 +243,15 @@ export const make = (options: {
   const backgroundSpacing = Duration.seconds(5)
   const backgroundRetries = Schedule.spaced(backgroundSpacing).pipe(Schedule.upTo({ times: 59 }))
 
+  /** `write` tried every 5 s for five minutes, from 5 s on; `gaveUp` said past that. Not forked: the caller forks it. */
+  const later = (
+    write: Effect.Effect<void, Unavailable>,
+    gaveUp: (error: Unavailable) => string
+  ): Effect.Effect<void> =>
+    Effect.andThen(Effect.sleep(backgroundSpacing), Effect.retry(write, backgroundRetries)).pipe(
+      Effect.catch((error) => Effect.logError(gaveUp(error)))
+    )
+
   /**
    * The provider's answer, recorded: the message is sent (or not) whatever the log says, so a log
    * that cannot take it is retried briefly before the send answers, then every 5 s for five minutes
@@ -251,20 +260,20 @@ export const make = (options: {
    */
   const settle = (id: string, outcome: MessageLog.Outcome) => {
     const what = () => `the outcome of message ${id} (${outcome._tag.toLowerCase()})`
-    // Built only on a failure: every send settles, and nearly every settle succeeds at once.
-    const later = () =>
-      Effect.andThen(Effect.sleep(backgroundSpacing), Effect.retry(log.settle(id, outcome), backgroundRetries)).pipe(
-        Effect.catch((error) =>
-          Effect.logError(`[mailroom] ${what()} could not be recorded; its record stays "sending": ${error.message}`)
-        )
-      )
     return retryOnFailure(log.settle(id, outcome), settleRetries).pipe(
       Effect.catch((error) =>
         Effect.andThen(
           Effect.logError(
             `[mailroom] ${what()} could not be recorded yet; tried again every 5 s for five minutes: ${error.message}`
           ),
-          Effect.forkIn(later(), options.scope)
+          // Built only on a failure: every send settles, and nearly every settle succeeds at once.
+          Effect.forkIn(
+            later(
+              log.settle(id, outcome),
+              (error) => `[mailroom] ${what()} could not be recorded; its record stays "sending": ${error.message}`
+            ),
+            options.scope
+          )
         )
       ),
       Effect.asVoid
@@ -285,10 +294,10 @@ export const make = (options: {
       "not sent: the message's record was not confirmed in time, so the send was answered 503 and nothing went to the provider"
     return Effect.asVoid(
       Effect.forkIn(
-        Effect.andThen(Effect.sleep(backgroundSpacing), Effect.retry(takeBack(id, reason), backgroundRetries)).pipe(
-          Effect.catch((error) =>
-            Effect.logError(`[mailroom] message ${id}, refused, could not be taken back: ${error.message}`)
-          ),
+        later(
+          takeBack(id, reason),
+          (error) => `[mailroom] message ${id}, refused, could not be taken back: ${error.message}`
+        ).pipe(
           Effect.ensuring(
             Effect.sync(() => {
               takingBack--
