@@ -9,10 +9,11 @@ import * as Stream from "effect/Stream"
 import * as Attachments from "./Attachments.js"
 import type { EmailProvider } from "./EmailProvider.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"
+import { disposing, inFlight } from "./internal/inFlight.js"
 import type * as MailEvent from "./MailEvent.js"
 import * as MailEvents from "./MailEvents.js"
 import * as Mailer from "./Mailer.js"
-import { type NotFound, Unauthorized, Unavailable } from "./MailroomError.js"
+import { type NotFound, Unauthorized, type Unavailable } from "./MailroomError.js"
 import * as MessageLog from "./MessageLog.js"
 import * as Messages from "./Messages.js"
 import type { ObjectStore } from "./ObjectStore.js"
@@ -234,31 +235,6 @@ const principal = (
             ? organizations.authenticate({ kind: "apiKey", value: caller.apiKey })
             : organizations.authenticate({ kind: "accessToken", value: caller.accessToken })
   )
-
-/**
- * The calls running on a runtime. Disposing a `ManagedRuntime` interrupts every fiber it started, so a
- * send in flight would end with neither its answer nor a typed error: `drain` waits for them instead.
- */
-const inFlight = () => {
-  const running = new Set<Promise<unknown>>()
-  let closing = false
-  return {
-    isClosing: () => closing,
-    track: <A>(promise: Promise<A>): Promise<A> => {
-      running.add(promise)
-      const forget = () => running.delete(promise)
-      promise.then(forget, forget)
-      return promise
-    },
-    drain: async () => {
-      closing = true
-      while (running.size > 0) await Promise.allSettled(running)
-    }
-  }
-}
-
-/** What a call made once `dispose` was called rejects with. */
-const disposing = () => new Unavailable({ message: "mailroom is shutting down (dispose was called); nothing was done" })
 
 /** Why building the layers failed, as one line that names the setting (a ConfigError names the variable). */
 const startupError = (cause: unknown): Error =>

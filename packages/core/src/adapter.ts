@@ -34,6 +34,12 @@ export {
   messageStart as keyedSha256MessageStart
 } from "./internal/hmac.js"
 export {
+  /** What a call made once a host's `dispose` began fails with: `Unavailable`, nothing done. */
+  disposing,
+  /** The calls running on a host's runtime, which its `dispose` waits for before releasing the layers. */
+  inFlight
+} from "./internal/inFlight.js"
+export {
   type JsonFiles,
   /** A JSON request body with files as base64, built as a Blob so a send holds its bytes once. */
   jsonFiles

@@ -2,7 +2,7 @@
 // Express, Fastify's raw mode — and `web` for (Request) => Response runtimes (Hono, Next.js, Bun, Deno).
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline, Readable } from "node:stream"
-import { MailroomError } from "@mailroom/core"
+import * as Adapter from "@mailroom/core/adapter"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -249,10 +249,6 @@ const startupError = (cause: unknown): Error => {
   return new Error(`mailroom could not start: ${message}`, { cause: squashed })
 }
 
-/** What a request that arrives once `dispose` was called is answered with: a 503, nothing done. */
-const shuttingDown = () =>
-  new MailroomError.Unavailable({ message: "mailroom is shutting down (dispose was called); nothing was done" })
-
 /** Both handlers over a layer, for code outside Effect; the layer is built at once (see `ready`). */
 export const fromLayer = <E>(layer: Layer.Layer<Services, E>, options: Options = {}): Started => {
   const runtime = ManagedRuntime.make(layer)
@@ -264,23 +260,16 @@ export const fromLayer = <E>(layer: Layer.Layer<Services, E>, options: Options =
   )
   // Disposing a ManagedRuntime interrupts every fiber it started: a send in flight would be answered
   // 500, though the provider may have the message. So dispose waits for the requests running.
-  const running = new Set<Promise<unknown>>()
-  let closing = false
-  const run: Router.Runner = (effect) => {
-    if (closing) return Promise.resolve(Exit.fail(shuttingDown()))
-    const exit = runtime.runPromiseExit(effect)
-    running.add(exit)
-    void exit.finally(() => running.delete(exit))
-    return exit
-  }
+  const calls = Adapter.inFlight()
+  const run: Router.Runner = (effect) =>
+    calls.isClosing() ? Promise.resolve(Exit.fail(Adapter.disposing())) : calls.track(runtime.runPromiseExit(effect))
   const handle = Router.make(run, options)
   const started = {
     node: nodeHandler(handle, options),
     web: webHandler(handle),
     ready,
     dispose: async () => {
-      closing = true
-      while (running.size > 0) await Promise.allSettled(running)
+      await calls.drain()
       await runtime.dispose()
     }
   }
