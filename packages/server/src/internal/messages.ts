@@ -8,15 +8,12 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as SqlClient from "effect/sql/SqlClient"
-import type * as SqlError from "effect/sql/SqlError"
+import * as SqlError from "effect/sql/SqlError"
 import { type Config, ServerConfigError } from "../ServerConfig.js"
 import { messagesDatabase, type SqlConnections } from "./connections.js"
 import { lazy } from "./lazy.js"
 
 type Records = MessageLog.MessageLog | Suppressions.Suppressions
-
-const isSqlError = (u: unknown): u is SqlError.SqlError =>
-  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
 
 /** Why the database could not be opened, for the field that names it; the URL (and its password) never. */
 const openProblem = (messages: Config["messages"], error: SqlError.SqlError): ServerConfigError =>
@@ -87,10 +84,9 @@ export const queueLayer = (
     Layer.catchCause((cause) => {
       const error = Cause.squash(cause)
       return Layer.unwrap(
-        (isSqlError(error) ? Effect.fail(openProblem(messages, error)) : Effect.failCause(cause)) as Effect.Effect<
-          Layer.Layer<SendQueue.SendQueue>,
-          ServerConfigError
-        >
+        (SqlError.isSqlError(error)
+          ? Effect.fail(openProblem(messages, error))
+          : Effect.failCause(cause)) as Effect.Effect<Layer.Layer<SendQueue.SendQueue>, ServerConfigError>
       )
     })
   )
